@@ -1,0 +1,129 @@
+"""What each subcommand does, between argument parsing and rendering."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from assistant.errors import EXIT_FOUND, EXIT_NOT_FOUND, EXIT_USAGE, UserError
+from assistant.terminal import ProgressBar, stderr_is_terminal, use_color, write_out
+
+
+def run_diagnose(args: argparse.Namespace) -> int:
+    from assistant import pipeline
+    from assistant.render import render_diagnosis
+
+    if args.patch_out and not args.config:
+        raise UserError("--patch-out needs --config (the file to patch)")
+    config = load_config_arg(args.config)
+    answers = parse_answers(args.answer)
+    interactive = not args.non_interactive and sys.stdin.isatty() and stderr_is_terminal()
+    if "-" in args.paths:
+        interactive = False  # stdin carries the log, so it cannot carry answers too
+    with ProgressBar.for_paths(args.paths) as progress:
+        diagnosis = pipeline.diagnose_paths(
+            args.paths,
+            config=config,
+            answers=answers,
+            lang=args.lang,
+            use_defaults=not interactive,
+            progress=progress,
+        )
+    if interactive:
+        diagnosis = ask_open_questions(diagnosis, config, answers)
+    if args.patch_out:
+        write_patch(args, config, diagnosis)
+    write_out(render_diagnosis(diagnosis, args.format, color=use_color(), redact=args.redact))
+    return EXIT_FOUND if diagnosis.report.oom else EXIT_NOT_FOUND
+
+
+def ask_open_questions(diagnosis: Any, config: Any, answers: dict[str, tuple[str, str]]) -> Any:
+    """Ask each open question on the terminal, one at a time, until none is left.
+
+    Each answer can open or close other questions, so the tree is walked again
+    after every answer; the log is not read again.
+    """
+    from assistant import pipeline
+    from assistant.prompting import ask
+
+    answers = dict(answers)
+    while diagnosis.decision.open_questions:
+        question = diagnosis.decision.open_questions[0]
+        answers[question.id] = (ask(question, diagnosis.lang), "user")
+        diagnosis = pipeline.conclude(
+            diagnosis.report, config=config, answers=answers, lang=diagnosis.lang,
+            use_defaults=False,
+        )
+    return diagnosis
+
+
+def write_patch(args: argparse.Namespace, config: Any, diagnosis: Any) -> None:
+    from assistant.config import write_atomic
+
+    if diagnosis.patched_config is None:
+        print("areal-doctor: no config change to write; --patch-out left untouched",
+              file=sys.stderr)
+        return
+    write_atomic(args.patch_out, diagnosis.patched_config, config_path=config.path,
+                 force=args.force)
+
+
+def load_config_arg(path: str | None) -> Any:
+    if path is None:
+        return None
+    from assistant.config import load_config
+
+    return load_config(path)
+
+
+def parse_answers(raw: list[str]) -> dict[str, tuple[str, str]]:
+    answers: dict[str, tuple[str, str]] = {}
+    for item in raw:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise UserError(f"--answer takes ID=VALUE, got {item!r}")
+        answers[key.strip()] = (value.strip(), "flag")
+    return answers
+
+
+def run_search(args: argparse.Namespace) -> int:
+    from assistant.redact import redact_text
+    from assistant.search import format_hits_text, hits_to_json, search
+
+    query = " ".join(args.query)
+    if not query.strip():
+        raise UserError("empty search query")
+    hits = search(query, lang=args.lang, k=args.k)
+    if args.json:
+        import json
+
+        out = json.dumps(hits_to_json(query, hits), ensure_ascii=False, indent=2) + "\n"
+    else:
+        out = format_hits_text(query, hits, color=use_color())
+    write_out(redact_text(out) if args.redact else out)
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from assistant.config import check_config, load_config
+    from assistant.pipeline import resolve_lang
+    from assistant.render import render_check
+
+    config = load_config(args.config)
+    warnings = check_config(config)
+    write_out(render_check(config, warnings, args.format, color=use_color(),
+                           lang=resolve_lang(args.lang), redact=args.redact))
+    return EXIT_NOT_FOUND if warnings else EXIT_FOUND
+
+
+def run_tui_command(args: argparse.Namespace) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UserError("the TUI needs a terminal; use 'areal-doctor diagnose' in scripts")
+    from assistant.tui import run_tui
+
+    lang = None if args.lang == "auto" else args.lang
+    return run_tui(args.path, args.config, lang)
+
+
+__all__ = ["run_diagnose", "run_search", "run_check", "run_tui_command", "EXIT_USAGE"]

@@ -1,0 +1,173 @@
+"""The pipeline: read log -> classify -> decide -> patch -> retrieve docs.
+
+CLI and TUI both call these functions; neither holds diagnosis logic of its own.
+Heavy stages are imported inside the functions so that ``--help`` and ``search``
+do not pay for them.
+"""
+
+from __future__ import annotations
+
+import locale
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from assistant.models import Decision, Diagnosis, DocRef, LogReport
+
+if TYPE_CHECKING:
+    from assistant.config import ExperimentConfig
+
+Answers = Mapping[str, tuple[str, str]]
+Progress = Callable[[int, int], None]
+
+DOCS_LIMIT = 5
+
+
+def diagnose_paths(
+    paths: Sequence[str],
+    *,
+    config: ExperimentConfig | None = None,
+    answers: Answers | None = None,
+    lang: str = "auto",
+    use_defaults: bool = True,
+    progress: Progress | None = None,
+) -> Diagnosis:
+    """Diagnose log files (``"-"`` is standard input)."""
+    from assistant.logs import read_and_classify
+
+    report = read_and_classify(list(paths), progress=progress)
+    return conclude(report, config=config, answers=answers, lang=lang, use_defaults=use_defaults)
+
+
+def diagnose_text(
+    text: str,
+    *,
+    name: str = "<pasted>",
+    config: ExperimentConfig | None = None,
+    answers: Answers | None = None,
+    lang: str = "auto",
+    use_defaults: bool = True,
+) -> Diagnosis:
+    """Diagnose pasted text: a log, or a short description such as "训练时显存爆了"."""
+    from assistant.logs import classify_text
+
+    report = classify_text(text, name=name)
+    return conclude(report, config=config, answers=answers, lang=lang, use_defaults=use_defaults)
+
+
+def conclude(
+    report: LogReport,
+    *,
+    config: ExperimentConfig | None = None,
+    answers: Answers | None = None,
+    lang: str = "auto",
+    use_defaults: bool = True,
+) -> Diagnosis:
+    """Run the stages after classification: decide, patch, retrieve docs.
+
+    Answering a follow-up question calls this again with the same report, so the
+    log is never read twice.
+    """
+    from assistant.tree import decide
+
+    out_lang = resolve_lang(lang, report)
+    decision = decide(report, config, answers or {}, out_lang, use_defaults)
+    diagnosis = Diagnosis(report=report, decision=decision, lang=out_lang)
+    diagnosis.docs = retrieve_docs(report, decision, out_lang)
+    if config is not None and decision.patch:
+        from assistant.config import patched_text, unified_diff
+
+        flat = flat_patch(decision)
+        diagnosis.patched_config = patched_text(config, flat)
+        diagnosis.config_diff = unified_diff(config, diagnosis.patched_config)
+    return diagnosis
+
+
+def flat_patch(decision: Decision) -> dict[str, object]:
+    """The dotted-key form of ``decision.patch`` (what ``patched_text`` takes)."""
+    flat: dict[str, object] = {}
+
+    def walk(prefix: str, node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(f"{prefix}.{key}" if prefix else str(key), value)
+        else:
+            flat[prefix] = node
+
+    walk("", decision.patch)
+    return flat
+
+
+def resolve_lang(requested: str, report: LogReport | None = None) -> str:
+    """``zh``/``en`` as asked; ``auto`` follows the input's language, then the locale."""
+    if requested in ("zh", "en"):
+        return requested
+    if report is not None and report.language == "zh":
+        return "zh"
+    return system_lang()
+
+
+def system_lang() -> str:
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        value = os.environ.get(var)
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    try:
+        loc = locale.getlocale()[0] or ""
+    except ValueError:
+        loc = ""
+    return "zh" if loc.lower().startswith("zh") else "en"
+
+
+def retrieve_docs(report: LogReport, decision: Decision, lang: str) -> list[DocRef]:
+    """Guide sections to cite, in the user's language.
+
+    The recommended sections come first (their order is the tree's), ranked by how
+    well each matches a BM25 query built from the failure itself; then any other
+    section the query finds, so the user also sees related reading.
+    """
+    if not report.oom:
+        return []
+    from assistant.search import search
+
+    query = docs_query(report, lang)
+    scores: dict[str, tuple[float, str, str]] = {}
+    if query.strip():
+        for hit in search(query, lang=lang, k=20):
+            scores.setdefault(hit.section, (hit.score, hit.title, hit.snippet))
+    docs: list[DocRef] = []
+    seen: set[str] = set()
+    wanted = [rec.section for rec in decision.recommendations]
+    for section in wanted:
+        if section in seen:
+            continue
+        seen.add(section)
+        score, title, snippet = scores.get(section, (0.0, "", ""))
+        docs.append(DocRef(section, lang, title or _title(section, lang), round(score, 3), snippet))
+    for section, (score, title, snippet) in scores.items():
+        if len(docs) >= max(DOCS_LIMIT, len(wanted)):
+            break
+        if section not in seen:
+            seen.add(section)
+            docs.append(DocRef(section, lang, title, round(score, 3), snippet))
+    return docs
+
+
+def docs_query(report: LogReport, lang: str) -> str:
+    """A search query describing the failure: phase words plus the failure line."""
+    from assistant.knowledge import load_yaml
+
+    phase_words = load_yaml("docs_query.yaml").get(lang, {})
+    parts = [phase_words.get(report.phase, ""), phase_words.get(report.kind, "")]
+    if report.evidence:
+        parts.append(report.evidence[0].text[:300])
+    return " ".join(p for p in parts if p)
+
+
+def _title(section: str, lang: str) -> str:
+    from assistant.search import section_title
+
+    try:
+        return section_title(section, lang)
+    except Exception:  # noqa: BLE001 - a missing title must not sink a diagnosis
+        return section

@@ -1,0 +1,227 @@
+"""Human-readable text output, in the diagnosis's language, coloured only on request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assistant.i18n import message
+from assistant.models import ConfigWarning, Diagnosis, Evidence, LogReport
+
+BOLD, DIM, RED, GREEN, YELLOW, CYAN, RESET = (
+    "\033[1m", "\033[2m", "\033[31m", "\033[32m", "\033[33m", "\033[36m", "\033[0m",
+)
+TEXT_LIMIT = 400  # characters of a log line shown in text output
+
+
+class Styler:
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def __call__(self, text: str, *codes: str) -> str:
+        if not self.color or not codes:
+            return text
+        return "".join(codes) + text + RESET
+
+
+def render_text(diagnosis: Diagnosis, *, color: bool) -> str:
+    s = Styler(color)
+    lang = diagnosis.lang
+    report = diagnosis.report
+    lines: list[str] = []
+    if not report.oom:
+        lines += _no_failure(report, lang, s)
+        lines += _warnings(diagnosis, lang, s)
+        return "\n".join(lines) + "\n"
+    lines += _headline(report, lang, s)
+    lines += _root_cause(report, lang, s)
+    lines += _figures(report, lang, s)
+    lines += _decision(diagnosis, lang, s)
+    lines += _docs(diagnosis, lang, s)
+    return "\n".join(lines) + "\n"
+
+
+def _t(key: str, lang: str, **values: object) -> str:
+    return message(key, lang, **values)
+
+
+def _section(title: str, s: Styler) -> list[str]:
+    return ["", s(title, BOLD)]
+
+
+def _line(evidence: Evidence) -> str:
+    text = evidence.text if len(evidence.text) <= TEXT_LIMIT else evidence.text[:TEXT_LIMIT] + " …"
+    return text
+
+
+def _where(evidence: Evidence) -> str:
+    where = f"{evidence.file}:{evidence.line}"
+    if evidence.rank is not None:
+        where += f" [rank {evidence.rank}]"
+    if evidence.timestamp:
+        where += f" @ {evidence.timestamp}"
+    return where
+
+
+def _no_failure(report: LogReport, lang: str, s: Styler) -> list[str]:
+    lines = [s(_t("headline_none", lang, lines=report.lines_read, files=len(report.files)), GREEN)]
+    if report.first_error is not None:
+        lines += ["", _t("first_error", lang), f"  {_where(report.first_error)}"]
+        lines.append("  " + s(_line(report.first_error), YELLOW))
+    return lines
+
+
+def _headline(report: LogReport, lang: str, s: Styler) -> list[str]:
+    key = "headline_description" if report.input_kind == "description" else "headline_oom"
+    return [s(_t(key, lang, phase=report.phase, kind=report.kind,
+                 confidence=report.confidence), BOLD, RED)]
+
+
+def _root_cause(report: LogReport, lang: str, s: Styler) -> list[str]:
+    if not report.evidence:
+        return []
+    root = report.evidence[0]
+    lines = _section(_t("root_cause", lang), s)
+    lines.append(f"  {_where(root)}")
+    lines.append("  " + s(_line(root), RED))
+    for extra in report.evidence[1:]:
+        if extra.role in ("frame", "context"):
+            lines.append("    " + s(f"{extra.file}:{extra.line}  {_line(extra)}", DIM))
+    if report.findings:
+        head = report.findings[0]
+        if head.count > 1 or len(head.ranks) > 1:
+            ranks = ", ".join(str(r) for r in head.ranks) or "?"
+            lines.append("  " + _t("ranks_failed", lang, count=max(head.count, len(head.ranks)),
+                                   ranks=ranks))
+            if head.group_reason:
+                lines.append("    " + s(f"{_t('grouped_because', lang)}: {head.group_reason}", DIM))
+        if len(report.findings) > 1:
+            lines.append("  " + _t("other_failures", lang) + ":")
+            for other in report.findings[1:6]:
+                ev = other.evidence[0] if other.evidence else None
+                where = _where(ev) if ev else ""
+                lines.append(f"    - {other.phase}/{other.kind} x{other.count}  {where}")
+    if report.consequences:
+        lines.append("  " + _t("consequences", lang) + ":")
+        for cons in report.consequences:
+            ranks = ", ".join(str(r) for r in cons.ranks[:16])
+            more = " …" if len(cons.ranks) > 16 else ""
+            lines.append(f"    - {cons.what} x{cons.count}" + (f" (ranks {ranks}{more})"
+                                                               if ranks else ""))
+    return lines
+
+
+def _figures(report: LogReport, lang: str, s: Styler) -> list[str]:
+    lines: list[str] = []
+    if report.metrics:
+        lines += _section(_t("figures", lang), s)
+        for key, value in report.metrics.items():
+            lines.append(f"  {key:<32} {_human(key, value)}")
+    if report.inferences:
+        lines += _section(_t("inferences", lang), s)
+        for inference in report.inferences:
+            text = inference.text.get(lang) or inference.text.get("en", inference.id)
+            lines.append(f"  - {text}")
+    return lines
+
+
+def _human(key: str, value: Any) -> str:
+    if key.endswith("_bytes") and isinstance(value, int | float):
+        return f"{format_bytes(value)} ({int(value):,} bytes)"
+    return str(value)
+
+
+def format_bytes(value: float) -> str:
+    units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
+    size = float(value)
+    for unit in units:
+        if abs(size) < 1024 or unit == units[-1]:
+            return f"{size:.2f} {unit}" if unit != "bytes" else f"{int(size)} bytes"
+        size /= 1024
+    return str(value)
+
+
+def _decision(diagnosis: Diagnosis, lang: str, s: Styler) -> list[str]:
+    decision = diagnosis.decision
+    lines: list[str] = []
+    if decision.questions:
+        lines += _section(_t("questions", lang), s)
+        for q in decision.questions:
+            answer = q.answer if q.source else q.default
+            note = _t("source_default", lang) if q.source in (None, "default") else q.source
+            lines.append(f"  {q.id} = {answer}  " + s(f"({note}) {q.text}", DIM))
+    if decision.recommendations:
+        lines += _section(_t("recommendations", lang), s)
+        for number, rec in enumerate(decision.recommendations, start=1):
+            lines.append(f"  {number}. " + s(rec.title, BOLD, CYAN) + s(f"  [{rec.section}]", DIM))
+            for why_line in rec.why.strip().splitlines():
+                lines.append(f"     {why_line}")
+            for key, value in rec.patch.items():
+                lines.append("     " + s(f"{key}: {_yaml_scalar(value)}", GREEN))
+            for key, value in rec.env.items():
+                lines.append("     " + s(f"{_t('env', lang)}: {key}={value}", GREEN))
+            if rec.code_change:
+                lines.append("     " + s(f"{_t('code_change', lang)}:", YELLOW))
+                lines += ["       " + c for c in rec.code_change.strip().splitlines()]
+    if decision.skipped:
+        lines += _section(_t("skipped", lang), s)
+        lines += [f"  - [{sk.section}] {sk.why}" for sk in decision.skipped]
+    lines += _warnings(diagnosis, lang, s)
+    lines += _patch(diagnosis, lang, s)
+    return lines
+
+
+def _warnings(diagnosis: Diagnosis, lang: str, s: Styler) -> list[str]:
+    warnings = diagnosis.decision.warnings
+    if not warnings:
+        return []
+    lines = _section(_t("warnings", lang), s)
+    lines += ["  " + s(f"! {w.id}", YELLOW) + f"  {w.text}" for w in warnings]
+    return lines
+
+
+def _patch(diagnosis: Diagnosis, lang: str, s: Styler) -> list[str]:
+    decision = diagnosis.decision
+    lines = _section(_t("patch", lang), s)
+    if not decision.patch:
+        return lines + ["  " + _t("no_patch", lang)]
+    from assistant.render.data import dump_yaml
+
+    lines += ["  " + line for line in dump_yaml(decision.patch).rstrip().splitlines()]
+    if decision.cli_overrides:
+        lines += _section(_t("overrides", lang), s)
+        lines.append("  " + " ".join(decision.cli_overrides))
+    if diagnosis.config_diff:
+        lines += _section(_t("diff", lang), s)
+        for line in diagnosis.config_diff.rstrip().splitlines():
+            style = GREEN if line.startswith("+") else RED if line.startswith("-") else DIM
+            lines.append(s(line, style))
+    return lines
+
+
+def _docs(diagnosis: Diagnosis, lang: str, s: Styler) -> list[str]:
+    if not diagnosis.docs:
+        return []
+    lines = _section(_t("docs", lang), s)
+    for doc in diagnosis.docs:
+        lines.append(f"  - {doc.title}  " + s(f"[{doc.section}] ({doc.lang}, {doc.score:.2f})",
+                                                DIM))
+    return lines
+
+
+def _yaml_scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def render_check_text(config: Any, warnings: list[ConfigWarning], *, color: bool,
+                      lang: str) -> str:
+    s = Styler(color)
+    path = str(config.path)
+    if not warnings:
+        return s(_t("check_clean", lang, path=path), GREEN) + "\n"
+    lines = [s(_t("check_found", lang, path=path, count=len(warnings)), BOLD, YELLOW)]
+    for w in warnings:
+        lines.append("  " + s(f"! {w.id}", YELLOW) + s(f"  [{w.section}]", DIM))
+        lines.append(f"    {w.text}")
+    return "\n".join(lines) + "\n"
