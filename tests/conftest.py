@@ -1,0 +1,59 @@
+"""Shared test helpers: paths to fixtures and a CLI runner that captures output."""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@contextmanager
+def _stdin(text: str | bytes | None) -> Iterator[None]:
+    if text is None:
+        yield
+        return
+    raw = text.encode() if isinstance(text, str) else text
+    fake = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
+    old = sys.stdin
+    sys.stdin = fake
+    try:
+        yield
+    finally:
+        sys.stdin = old
+
+
+@pytest.fixture
+def run_cli(monkeypatch: pytest.MonkeyPatch):
+    """Run `areal-doctor ARGS` in-process; stdout is not a terminal, as in a pipe."""
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+
+    def run(*args: str, stdin: str | bytes | None = None) -> CliResult:
+        from assistant.cli import main
+
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err), _stdin(stdin):
+            code = main(list(args))
+        return CliResult(code, out.getvalue(), err.getvalue())
+
+    return run
+
+
+@pytest.fixture
+def fixtures() -> Path:
+    return FIXTURES
