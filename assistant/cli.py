@@ -7,6 +7,7 @@ other exception is a bug: one line too, and the traceback only with --debug.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 
@@ -136,7 +137,9 @@ def add_format(parser: argparse.ArgumentParser, choices: tuple[str, ...]) -> Non
     parser.add_argument("--format", choices=choices, default="text", help="output format (text)")
 
 
-def add_lang(parser: argparse.ArgumentParser, choices: tuple[str, ...], default: str | None) -> None:
+def add_lang(
+    parser: argparse.ArgumentParser, choices: tuple[str, ...], default: str | None
+) -> None:
     parser.add_argument("--lang", choices=choices, default=default, help="language")
 
 
@@ -209,10 +212,8 @@ def open_tui_or_help() -> int:
 
 def print_error(message: str) -> None:
     first_line = " ".join(message.split())
-    try:
+    with contextlib.suppress(BrokenPipeError, OSError):
         print(f"{PROG}: error: {first_line}", file=sys.stderr)
-    except (BrokenPipeError, OSError):
-        pass
 
 
 def silence_broken_pipe() -> None:

@@ -52,7 +52,10 @@ def ask_open_questions(diagnosis: Any, config: Any, answers: dict[str, tuple[str
         question = diagnosis.decision.open_questions[0]
         answers[question.id] = (ask(question, diagnosis.lang), "user")
         diagnosis = pipeline.conclude(
-            diagnosis.report, config=config, answers=answers, lang=diagnosis.lang,
+            diagnosis.report,
+            config=config,
+            answers=answers,
+            lang=diagnosis.lang,
             use_defaults=False,
         )
     return diagnosis
@@ -62,11 +65,13 @@ def write_patch(args: argparse.Namespace, config: Any, diagnosis: Any) -> None:
     from assistant.config import write_atomic
 
     if diagnosis.patched_config is None:
-        print("areal-doctor: no config change to write; --patch-out left untouched",
-              file=sys.stderr)
+        print(
+            "areal-doctor: no config change to write; --patch-out left untouched", file=sys.stderr
+        )
         return
-    write_atomic(args.patch_out, diagnosis.patched_config, config_path=config.path,
-                 force=args.force)
+    write_atomic(
+        args.patch_out, diagnosis.patched_config, config_path=config.path, force=args.force
+    )
 
 
 def load_config_arg(path: str | None) -> Any:
@@ -112,8 +117,16 @@ def run_check(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     warnings = check_config(config)
-    write_out(render_check(config, warnings, args.format, color=use_color(),
-                           lang=resolve_lang(args.lang), redact=args.redact))
+    write_out(
+        render_check(
+            config,
+            warnings,
+            args.format,
+            color=use_color(),
+            lang=resolve_lang(args.lang),
+            redact=args.redact,
+        )
+    )
     return EXIT_NOT_FOUND if warnings else EXIT_FOUND
 
 

@@ -11,7 +11,10 @@ SECRETS = [
     ("peer fe80:0:0:0:200:f8ff:fe21:67cf down", "fe80:0:0:0:200:f8ff:fe21:67cf"),
     ('File "/home/alice/AReaL/areal/engine/fsdp_engine.py", line 3', "alice"),
     ("mail bob.smith@example.com for access", "bob.smith@example.com"),
-    ("WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567", "0123456789abcdef0123456789abcdef01234567"),
+    (
+        "WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567",
+        "0123456789abcdef0123456789abcdef01234567",
+    ),
     ("using token hf_AbCdEfGhIjKlMnOpQrStUvWxYz123456", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz123456"),
     ("node gpu-node-17.cluster.internal lost", "gpu-node-17.cluster.internal"),
     ("(ActorWorker pid=123, ip=192.168.1.20) OOM", "192.168.1.20"),
@@ -31,8 +34,10 @@ def test_numbers_that_matter_survive() -> None:
 
 
 def test_nested_structures_are_redacted_keys_too() -> None:
-    data = {"evidence": [{"file": "/home/dave/run.log", "text": "from 10.1.1.1"}],
-            "/home/erin/x": 1}
+    data = {
+        "evidence": [{"file": "/home/dave/run.log", "text": "from 10.1.1.1"}],
+        "/home/erin/x": 1,
+    }
     flat = repr(redact_obj(data))
     for secret in ("dave", "10.1.1.1", "erin"):
         assert secret not in flat

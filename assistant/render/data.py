@@ -48,7 +48,12 @@ def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
         "inferences": to_plain(report.inferences),
         "findings": [finding_dict(f) for f in report.findings],
         "consequences": [
-            {"what": c.what, "count": c.count, "ranks": c.ranks, "example": evidence_dict(c.example)}
+            {
+                "what": c.what,
+                "count": c.count,
+                "ranks": c.ranks,
+                "example": evidence_dict(c.example),
+            }
             for c in report.consequences
         ],
         "first_error": evidence_dict(report.first_error) if report.first_error else None,

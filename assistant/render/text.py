@@ -8,7 +8,13 @@ from assistant.i18n import message
 from assistant.models import ConfigWarning, Diagnosis, Evidence, LogReport
 
 BOLD, DIM, RED, GREEN, YELLOW, CYAN, RESET = (
-    "\033[1m", "\033[2m", "\033[31m", "\033[32m", "\033[33m", "\033[36m", "\033[0m",
+    "\033[1m",
+    "\033[2m",
+    "\033[31m",
+    "\033[32m",
+    "\033[33m",
+    "\033[36m",
+    "\033[0m",
 )
 TEXT_LIMIT = 400  # characters of a log line shown in text output
 
@@ -72,8 +78,13 @@ def _no_failure(report: LogReport, lang: str, s: Styler) -> list[str]:
 
 def _headline(report: LogReport, lang: str, s: Styler) -> list[str]:
     key = "headline_description" if report.input_kind == "description" else "headline_oom"
-    return [s(_t(key, lang, phase=report.phase, kind=report.kind,
-                 confidence=report.confidence), BOLD, RED)]
+    return [
+        s(
+            _t(key, lang, phase=report.phase, kind=report.kind, confidence=report.confidence),
+            BOLD,
+            RED,
+        )
+    ]
 
 
 def _root_cause(report: LogReport, lang: str, s: Styler) -> list[str]:
@@ -90,8 +101,9 @@ def _root_cause(report: LogReport, lang: str, s: Styler) -> list[str]:
         head = report.findings[0]
         if head.count > 1 or len(head.ranks) > 1:
             ranks = ", ".join(str(r) for r in head.ranks) or "?"
-            lines.append("  " + _t("ranks_failed", lang, count=max(head.count, len(head.ranks)),
-                                   ranks=ranks))
+            lines.append(
+                "  " + _t("ranks_failed", lang, count=max(head.count, len(head.ranks)), ranks=ranks)
+            )
             if head.group_reason:
                 lines.append("    " + s(f"{_t('grouped_because', lang)}: {head.group_reason}", DIM))
         if len(report.findings) > 1:
@@ -105,8 +117,9 @@ def _root_cause(report: LogReport, lang: str, s: Styler) -> list[str]:
         for cons in report.consequences:
             ranks = ", ".join(str(r) for r in cons.ranks[:16])
             more = " …" if len(cons.ranks) > 16 else ""
-            lines.append(f"    - {cons.what} x{cons.count}" + (f" (ranks {ranks}{more})"
-                                                               if ranks else ""))
+            lines.append(
+                f"    - {cons.what} x{cons.count}" + (f" (ranks {ranks}{more})" if ranks else "")
+            )
     return lines
 
 
@@ -203,8 +216,9 @@ def _docs(diagnosis: Diagnosis, lang: str, s: Styler) -> list[str]:
         return []
     lines = _section(_t("docs", lang), s)
     for doc in diagnosis.docs:
-        lines.append(f"  - {doc.title}  " + s(f"[{doc.section}] ({doc.lang}, {doc.score:.2f})",
-                                                DIM))
+        lines.append(
+            f"  - {doc.title}  " + s(f"[{doc.section}] ({doc.lang}, {doc.score:.2f})", DIM)
+        )
     return lines
 
 
@@ -214,8 +228,7 @@ def _yaml_scalar(value: Any) -> str:
     return str(value)
 
 
-def render_check_text(config: Any, warnings: list[ConfigWarning], *, color: bool,
-                      lang: str) -> str:
+def render_check_text(config: Any, warnings: list[ConfigWarning], *, color: bool, lang: str) -> str:
     s = Styler(color)
     path = str(config.path)
     if not warnings:
