@@ -1,0 +1,287 @@
+"""The areal-doctor TUI: a chat beside tabs (Log, Evidence, Patch, Docs).
+
+The App wires widgets to a ``Session`` and runs pipeline jobs in a worker
+thread; what the assistant then says is decided by ``Conversation``. Widgets
+receive state through reactive attributes bound here and render it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from textual import events, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Header, ProgressBar, TabbedContent, TabPane
+from textual.worker import get_current_worker
+
+from assistant.errors import UserError
+from assistant.models import Diagnosis, Question
+from assistant.tui.conversation import Conversation
+from assistant.tui.i18n import t, toggled
+from assistant.tui.literal import is_multiline, normalize_paste
+from assistant.tui.messages import (
+    AnswerChosen,
+    ChatSubmitted,
+    JobFailed,
+    JobFinished,
+    LogSubmitted,
+    ReadProgress,
+)
+from assistant.tui.screens import HelpScreen, PathPrompt
+from assistant.tui.session import DocItem, Job, Session, is_config_path
+from assistant.tui.widgets.chat import ChatInput, ChatLog
+from assistant.tui.widgets.docs import DocsPanel
+from assistant.tui.widgets.evidence import EvidencePanel
+from assistant.tui.widgets.paste import PastePanel
+from assistant.tui.widgets.patch import PatchPanel
+from assistant.tui.widgets.question import QuestionPrompt
+
+# (key, action): the footer's descriptions come from tui.yaml as "key.<action>".
+KEYS: tuple[tuple[str, str], ...] = (
+    ("ctrl+o", "open"),
+    ("ctrl+s", "save"),
+    ("ctrl+y", "copy"),
+    ("ctrl+l", "toggle_lang"),
+    ("ctrl+r", "restart"),
+    ("f1", "help"),
+    ("ctrl+q", "quit"),
+)
+TABS: tuple[str, ...] = ("log", "evidence", "patch", "docs")
+
+
+def key_bindings(lang: str) -> list[Binding]:
+    return [Binding(key, action, t(f"key.{action}", lang), priority=True) for key, action in KEYS]
+
+
+class DoctorApp(App[int]):
+    """Paste a crash log, answer the questions, leave with the patch."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "areal-doctor"
+    BINDINGS: ClassVar[list[BindingType]] = key_bindings("en")  # relabelled per language
+
+    lang: reactive[str] = reactive("en")
+    diagnosis: reactive[Diagnosis | None] = reactive(None, always_update=True)
+    question: reactive[Question | None] = reactive(None, always_update=True)
+    docs: reactive[list[DocItem]] = reactive(list, always_update=True)
+
+    def __init__(self, path: str | None, config_path: str | None, lang: str) -> None:
+        super().__init__()
+        self.start_path = path
+        self.start_config = config_path
+        self.session = Session(lang=lang)
+        self.set_reactive(DoctorApp.lang, lang)
+        self.talk = Conversation(self)
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="✚")
+        with Horizontal(id="main"):
+            with Vertical(id="chat-column"):
+                yield ChatLog(id="chat")
+                yield ProgressBar(id="progress", show_eta=False)
+                yield QuestionPrompt(self.lang, id="question").data_bind(
+                    DoctorApp.question, DoctorApp.lang
+                )
+                yield ChatInput(id="chat-input")
+            with TabbedContent(id="tabs"):
+                with TabPane(t("tab.log", self.lang), id="tab-log"):
+                    yield PastePanel(self.lang, id="paste").data_bind(DoctorApp.lang)
+                with TabPane(t("tab.evidence", self.lang), id="tab-evidence"):
+                    yield EvidencePanel(self.lang, id="evidence").data_bind(
+                        DoctorApp.diagnosis, DoctorApp.lang
+                    )
+                with TabPane(t("tab.patch", self.lang), id="tab-patch"):
+                    yield PatchPanel(self.lang, id="patch").data_bind(
+                        DoctorApp.diagnosis, DoctorApp.lang
+                    )
+                with TabPane(t("tab.docs", self.lang), id="tab-docs"):
+                    yield DocsPanel(self.lang, id="docs").data_bind(DoctorApp.docs, DoctorApp.lang)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#progress").display = False
+        self.watch_lang(self.lang)
+        self.talk.welcome()
+        if self.start_path:
+            self.start(self.session.diagnose_path(self.start_path, self.start_config))
+        elif self.start_config:
+            self.start(self.session.load_config(self.start_config))
+        self.focus_chat()
+
+    def watch_lang(self, lang: str) -> None:
+        """Relabel what is not bound to ``lang``: keys, tabs, placeholder, subtitle."""
+        self._bindings.key_to_bindings.clear()  # no public way to relabel a binding
+        for binding in key_bindings(lang):
+            self._bindings.key_to_bindings[binding.key] = [binding]
+        self.refresh_bindings()
+        self.sub_title = self.subtitle()
+        if not self.is_mounted:
+            return
+        tabs = self.query_one(TabbedContent)
+        for name in TABS:
+            tabs.get_tab(f"tab-{name}").label = t(f"tab.{name}", lang)
+        self.query_one(ChatInput).placeholder = t("chat.placeholder", lang)
+
+    def subtitle(self) -> str:
+        config_path = getattr(self.session.config, "path", None)
+        text = t("app.subtitle", self.lang)
+        return f"{text} · {Path(config_path).name}" if config_path else text
+
+    def publish(self) -> None:
+        """Push the session's state into the bound reactives (and so into the widgets)."""
+        self.diagnosis = self.session.diagnosis
+        self.question = self.session.question
+        self.docs = list(self.session.docs)
+        self.sub_title = self.subtitle()
+
+    def focus_chat(self) -> None:
+        self.query_one(ChatInput).focus()
+
+    def show_tab(self, name: str) -> None:
+        self.query_one(TabbedContent).active = f"tab-{name}"
+
+    # -- running the pipeline off the UI thread ------------------------------------
+
+    def start(self, job: Job) -> None:
+        """Run ``job`` in the worker; a newer job replaces one still running."""
+        bar = self.query_one("#progress", ProgressBar)
+        bar.update(total=None, progress=0)
+        bar.display = True
+        self.run_job(job)
+
+    @work(thread=True, exclusive=True, group="pipeline")
+    def run_job(self, job: Job) -> None:
+        worker = get_current_worker()
+
+        def progress(done: int, total: int) -> None:
+            if not worker.is_cancelled:
+                self.post_message(ReadProgress(done, total))
+
+        message: JobFinished | JobFailed
+        try:
+            message = JobFinished(job, job.run(progress))
+        except UserError as exc:
+            message = JobFailed(job, str(exc))
+        except Exception as exc:  # noqa: BLE001 - a stage's bug must not end the session
+            message = JobFailed(job, t("error.internal", self.lang, error=repr(exc)))
+        if not worker.is_cancelled:
+            self.post_message(message)
+
+    def on_read_progress(self, message: ReadProgress) -> None:
+        self.query_one("#progress", ProgressBar).update(
+            total=message.total or None, progress=message.done
+        )
+
+    def on_job_finished(self, message: JobFinished) -> None:
+        self.query_one("#progress").display = False
+        adopted = self.session.accept(message.outcome)
+        self.publish()
+        self.talk.after(message.outcome, adopted)
+
+    def on_job_failed(self, message: JobFailed) -> None:
+        self.query_one("#progress").display = False
+        self.talk.error(message.error)
+        self.publish()
+
+    # -- what the user does -------------------------------------------------------
+
+    def on_log_submitted(self, message: LogSubmitted) -> None:
+        self.talk.log_pasted(message.text, shown=message.shown)
+        self.question = None
+        self.start(self.session.diagnose_text(message.text, message.name))
+
+    def on_chat_submitted(self, message: ChatSubmitted) -> None:
+        answer = self.talk.typed_answer(message.text)
+        if answer is not None:
+            self.post_message(answer)
+            return
+        self.talk.user(message.text)
+        self.start(self.session.ask(message.text))
+
+    def on_answer_chosen(self, message: AnswerChosen) -> None:
+        self.talk.user(message.label)
+        self.question = None  # hidden until the tree says what comes next
+        self.start(self.session.answer(message.question_id, message.value, message.source))
+
+    def on_paste(self, event: events.Paste) -> None:
+        """A multi-line paste outside the chat line and the paste area is a log too."""
+        if is_multiline(event.text):
+            self.post_message(LogSubmitted(normalize_paste(event.text)))
+
+    # -- keys ----------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While a dialog is open, only quitting stays bound at the app level."""
+        return action == "quit" or not isinstance(self.screen, ModalScreen)
+
+    def action_open(self) -> None:
+        prompt = PathPrompt(t("dialog.open_title", self.lang), "", self.lang)
+        self.push_screen(prompt, self._open_path)
+
+    def _open_path(self, path: str | None) -> None:
+        if not path:
+            return
+        path = str(Path(path).expanduser())
+        self.talk.user(path)
+        if is_config_path(path):
+            self.start(self.session.load_config(path))
+        else:
+            self.question = None
+            self.start(self.session.diagnose_path(path))
+
+    def action_save(self) -> None:
+        if not self.session.patch_ready:
+            self.talk.note("chat.nothing_to_save")
+            return
+        prompt = PathPrompt(
+            t("dialog.save_title", self.lang), self.session.suggested_save_path(), self.lang
+        )
+        self.push_screen(prompt, self._save_to)
+
+    def _save_to(self, path: str | None) -> None:
+        if not path:
+            return
+        target = Path(path).expanduser()
+        if target.exists():
+            self.talk.error(t("chat.save_exists", self.lang, path=str(target)))
+            return
+        try:
+            self.session.save_patch(str(target))
+        except (UserError, OSError) as exc:
+            self.talk.error(str(exc))
+            return
+        self.talk.note("chat.saved", path=str(target))
+
+    def action_copy(self) -> None:
+        text = self.session.clipboard_text()
+        if text is None:
+            self.talk.note("chat.nothing_to_copy")
+            return
+        self.copy_to_clipboard(text)
+        self.notify(t("chat.copied", self.lang))
+
+    def action_toggle_lang(self) -> None:
+        self.lang = toggled(self.lang)
+        job = self.session.switch_lang(self.lang)
+        self.talk.note("chat.lang_switched")
+        if job is not None:
+            self.start(job)
+
+    def action_restart(self) -> None:
+        self.workers.cancel_group(self, "pipeline")
+        self.query_one("#progress").display = False
+        self.session.reset()
+        self.publish()
+        self.query_one(PastePanel).area.clear()
+        self.query_one(ChatLog).clear()
+        self.talk.welcome()
+        self.show_tab("log")
+        self.focus_chat()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.lang))

@@ -1,0 +1,122 @@
+"""What the assistant says, and which tab it shows, after each step of a session.
+
+The order of a conversation is the pipeline's: the Session's open question is
+asked next; when none is open, the fix and the patch are presented. This class
+only turns those states into chat messages.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from assistant.tui import present
+from assistant.tui.i18n import t
+from assistant.tui.literal import literal
+from assistant.tui.messages import AnswerChosen
+from assistant.tui.session import Outcome
+from assistant.tui.widgets.chat import ChatLog
+from assistant.tui.widgets.docs import DocsPanel, section_title
+from assistant.tui.widgets.paste import PastePanel
+from assistant.tui.widgets.question import match_answer
+
+if TYPE_CHECKING:
+    from assistant.tui.app import DoctorApp
+
+CHAT_DOCS = 3  # guide sections listed in the chat (the Docs tab lists them all)
+
+
+class Conversation:
+    def __init__(self, app: DoctorApp) -> None:
+        self.app = app
+
+    @property
+    def lang(self) -> str:
+        return self.app.lang
+
+    def say(self, content: Text, role: str = "assistant") -> None:
+        self.app.query_one(ChatLog).say(content, role)
+
+    def note(self, key: str, **values: object) -> None:
+        self.say(Text(t(key, self.lang, **values)))
+
+    def user(self, text: str) -> None:
+        self.say(literal(text), "user")
+
+    def error(self, text: str) -> None:
+        self.say(literal("⚠ " + text), "error")
+
+    def welcome(self) -> None:
+        self.note("chat.welcome")
+        config_path = getattr(self.app.session.config, "path", None)
+        if config_path is not None:
+            self.note("chat.config_kept", path=str(config_path))
+
+    def log_pasted(self, text: str, *, shown: bool) -> None:
+        lines = text.count("\n") + 1
+        self.say(Text(t("chat.user_pasted", self.lang, lines=lines), style="italic"), "user")
+        if not shown:
+            self.app.query_one(PastePanel).area.show_log(text)
+
+    def typed_answer(self, text: str) -> AnswerChosen | None:
+        """The open question's answer, when the chat line is one."""
+        question = self.app.session.question
+        if question is None or self.app.question is None:
+            return None
+        match = match_answer(question, text, self.lang)
+        if match is None:
+            return None
+        return AnswerChosen(question.id, match[0], match[1])
+
+    def after(self, outcome: Outcome, adopted: bool) -> None:
+        """Speak after a job: ``adopted`` says whether its diagnosis became the session's."""
+        if outcome.reason == "config":
+            self.note("chat.config_loaded", path=str(getattr(outcome.config, "path", "")))
+        if outcome.reason == "ask":
+            self.docs_found()
+        if not adopted:
+            return
+        if outcome.reason in ("log", "ask"):
+            self.say(present.summary(outcome.diagnosis, self.lang))  # type: ignore[arg-type]
+            if outcome.reason == "log":
+                self.app.show_tab("evidence")
+        if outcome.reason == "lang":
+            self.ask_open_question()
+        else:
+            self.next_step()
+
+    def ask_open_question(self) -> bool:
+        question = self.app.session.question
+        if question is not None:
+            self.say(present.question_text(question, self.lang))
+        return question is not None
+
+    def next_step(self) -> None:
+        """Ask the open question, or, when none is left, present the fix and the patch."""
+        if self.ask_open_question():
+            return
+        diagnosis = self.app.session.diagnosis
+        if diagnosis is None:
+            return
+        self.say(present.final_text(diagnosis, self.lang))
+        self.app.focus_chat()
+        if diagnosis.decision.patch:
+            self.app.show_tab("patch")
+
+    def docs_found(self) -> None:
+        docs = self.app.session.docs
+        if not docs:
+            self.note("chat.docs_none")
+            return
+        shown = [
+            (
+                doc.section,
+                section_title(doc.section, self.lang),
+                doc.snippet if doc.lang == self.lang else "",
+            )
+            for doc in docs[:CHAT_DOCS]
+        ]
+        self.say(present.docs_text(shown, self.lang))
+        self.app.query_one(DocsPanel).opened = docs[0].section
+        self.app.show_tab("docs")

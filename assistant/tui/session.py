@@ -1,0 +1,282 @@
+"""The conversation's state, kept apart from the widgets that show it.
+
+Pipeline calls run off the UI thread as *jobs*: small frozen dataclasses that
+capture their inputs and return an ``Outcome``. The App runs a job in a worker
+and hands the outcome back to ``Session.accept`` on the UI thread, so the state
+changes in one place only. Nothing here imports textual, and nothing here
+decides anything about a failure: the pipeline does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assistant.models import Diagnosis, LogReport, Question
+
+Answers = dict[str, tuple[str, str]]
+Progress = Callable[[int, int], None]
+
+SEARCH_RESULTS = 5
+CONFIG_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class DocItem:
+    """One guide section listed in the Docs tab (its title is looked up per language)."""
+
+    section: str
+    score: float
+    snippet: str = ""
+    lang: str = ""  # language of ``snippet``
+
+
+@dataclass
+class Outcome:
+    """What a job produced; parts it did not touch stay ``None``."""
+
+    reason: str  # log | answer | lang | config | ask
+    diagnosis: Diagnosis | None = None
+    answers: Answers | None = None
+    config: Any = None
+    docs: list[DocItem] | None = None
+    query: str | None = None
+
+
+@dataclass(frozen=True)
+class DiagnoseText:
+    """Diagnose pasted text as a log; the answers start afresh."""
+
+    text: str
+    name: str
+    config: Any
+    lang: str
+
+    def run(self, progress: Progress) -> Outcome:
+        from assistant import pipeline
+
+        diagnosis = pipeline.diagnose_text(
+            self.text, name=self.name, config=self.config, lang=self.lang, use_defaults=False
+        )
+        return Outcome("log", diagnosis=diagnosis, answers={}, docs=docs_of(diagnosis))
+
+
+@dataclass(frozen=True)
+class DiagnosePath:
+    """Load the config (when given) and diagnose a log file or folder."""
+
+    path: str
+    config_path: str | None
+    config: Any
+    lang: str
+
+    def run(self, progress: Progress) -> Outcome:
+        from assistant import pipeline
+
+        config = load_config(self.config_path) if self.config_path else self.config
+        diagnosis = pipeline.diagnose_paths(
+            [self.path], config=config, lang=self.lang, use_defaults=False, progress=progress
+        )
+        return Outcome(
+            "log", diagnosis=diagnosis, answers={}, config=config, docs=docs_of(diagnosis)
+        )
+
+
+@dataclass(frozen=True)
+class Conclude:
+    """Walk the tree again for the same report (a new answer, language or config)."""
+
+    reason: str  # answer | lang | config
+    report: LogReport | None
+    config: Any
+    answers: Answers
+    lang: str
+    config_path: str | None = None  # load this config first
+
+    def run(self, progress: Progress) -> Outcome:
+        from assistant import pipeline
+
+        config = load_config(self.config_path) if self.config_path else self.config
+        if self.report is None:
+            return Outcome(self.reason, config=config, answers=dict(self.answers))
+        diagnosis = pipeline.conclude(
+            self.report, config=config, answers=self.answers, lang=self.lang, use_defaults=False
+        )
+        return Outcome(
+            self.reason,
+            diagnosis=diagnosis,
+            answers=dict(self.answers),
+            config=config,
+            docs=docs_of(diagnosis),
+        )
+
+
+@dataclass(frozen=True)
+class Ask:
+    """Free text from the chat: a log line, or a question answered from the guide."""
+
+    text: str
+    config: Any
+    lang: str
+
+    def run(self, progress: Progress) -> Outcome:
+        from assistant import pipeline
+        from assistant.search import detect_lang, search
+
+        diagnosis = pipeline.diagnose_text(
+            self.text, config=self.config, lang=self.lang, use_defaults=False
+        )
+        if diagnosis.report.input_kind != "description":
+            return Outcome("log", diagnosis=diagnosis, answers={}, docs=docs_of(diagnosis))
+        hits = search(self.text, lang=detect_lang(self.text), k=SEARCH_RESULTS)
+        docs = [DocItem(hit.section, hit.score, hit.snippet, hit.lang) for hit in hits]
+        return Outcome("ask", diagnosis=diagnosis, answers={}, docs=docs, query=self.text)
+
+
+Job = DiagnoseText | DiagnosePath | Conclude | Ask
+
+
+def load_config(path: str) -> Any:
+    from assistant.config import load_config as load
+
+    return load(path)
+
+
+def docs_of(diagnosis: Diagnosis) -> list[DocItem]:
+    return [DocItem(doc.section, doc.score, doc.snippet, doc.lang) for doc in diagnosis.docs]
+
+
+def is_config_path(path: str) -> bool:
+    """ctrl+o takes a log or a config; an AReaL config is a YAML file."""
+    return Path(path).suffix.lower() in CONFIG_SUFFIXES
+
+
+@dataclass
+class Session:
+    """Everything the conversation knows; the App renders it."""
+
+    lang: str
+    config: Any = None
+    diagnosis: Diagnosis | None = None
+    answers: Answers = field(default_factory=dict)
+    docs: list[DocItem] = field(default_factory=list)
+    query: str | None = None
+
+    @property
+    def report(self) -> LogReport | None:
+        return self.diagnosis.report if self.diagnosis else None
+
+    @property
+    def has_log(self) -> bool:
+        """A diagnosis from a real log (not from a short description) is in progress."""
+        report = self.report
+        return report is not None and report.input_kind != "description"
+
+    @property
+    def question(self) -> Question | None:
+        """The open question to ask next, one at a time."""
+        if self.diagnosis is None:
+            return None
+        open_questions = self.diagnosis.decision.open_questions
+        return open_questions[0] if open_questions else None
+
+    @property
+    def patch_ready(self) -> bool:
+        return self.diagnosis is not None and bool(self.diagnosis.decision.patch)
+
+    def diagnose_text(self, text: str, name: str) -> DiagnoseText:
+        return DiagnoseText(text, name, self.config, self.lang)
+
+    def diagnose_path(self, path: str, config_path: str | None = None) -> DiagnosePath:
+        return DiagnosePath(path, config_path, self.config, self.lang)
+
+    def ask(self, text: str) -> Ask:
+        return Ask(text, self.config, self.lang)
+
+    def answer(self, question_id: str, value: str, source: str = "user") -> Conclude:
+        answers = {**self.answers, question_id: (value, source)}
+        return Conclude("answer", self.report, self.config, answers, self.lang)
+
+    def switch_lang(self, lang: str) -> Conclude | None:
+        """Set the language; the tree's texts must then be fetched again."""
+        self.lang = lang
+        if self.report is None:
+            return None
+        return Conclude("lang", self.report, self.config, self.answers, lang)
+
+    def load_config(self, path: str) -> Conclude:
+        return Conclude("config", self.report, self.config, self.answers, self.lang, path)
+
+    def accept(self, outcome: Outcome) -> bool:
+        """Take a job's outcome (on the UI thread); True when its diagnosis was adopted."""
+        if outcome.config is not None:
+            self.config = outcome.config
+        if outcome.docs is not None:
+            self.docs = outcome.docs
+            self.query = outcome.query
+        diagnosis = outcome.diagnosis
+        if diagnosis is None or (outcome.reason == "ask" and not self.adopts(diagnosis)):
+            return False
+        self.diagnosis = diagnosis
+        if outcome.answers is not None:
+            self.answers = outcome.answers
+        return True
+
+    def adopts(self, diagnosis: Diagnosis) -> bool:
+        """A description starts the tree only when it names a phase and no log is open."""
+        report = diagnosis.report
+        return report.oom and report.phase not in ("unknown", "none") and not self.has_log
+
+    def reset(self) -> None:
+        """Start over; the loaded config and the language stay."""
+        self.diagnosis = None
+        self.answers = {}
+        self.docs = []
+        self.query = None
+
+    def patch_text(self) -> str | None:
+        """What ctrl+s saves: the patched config, or the bare fragment without one."""
+        if not self.patch_ready or self.diagnosis is None:
+            return None
+        if self.diagnosis.patched_config is not None:
+            return self.diagnosis.patched_config
+        from assistant.render.data import dump_yaml
+
+        return dump_yaml(self.diagnosis.decision.patch)
+
+    def clipboard_text(self) -> str | None:
+        """What ctrl+y copies: the YAML fragment, then the CLI overrides as comments."""
+        if not self.patch_ready or self.diagnosis is None:
+            return None
+        from assistant.render.data import dump_yaml
+
+        decision = self.diagnosis.decision
+        lines = [dump_yaml(decision.patch).rstrip()]
+        if decision.cli_overrides:
+            lines.append("# " + " ".join(decision.cli_overrides))
+        return "\n".join(lines) + "\n"
+
+    def save_patch(self, target: str) -> None:
+        """Write ``patch_text`` to a new file (``write_atomic`` refuses the config itself)."""
+        from assistant.config import write_atomic
+
+        text = self.patch_text()
+        if text is None:
+            return
+        config_path = getattr(self.config, "path", None)
+        write_atomic(target, text, config_path=config_path, force=False)
+
+    def suggested_save_path(self) -> str:
+        """A new file next to the config (never the config itself)."""
+        config_path = getattr(self.config, "path", None)
+        if config_path is None:
+            return "areal-doctor-patch.yaml"
+        original = Path(config_path)
+        candidate = original.with_name(f"{original.stem}.patched{original.suffix or '.yaml'}")
+        number = 2
+        while candidate.exists():
+            candidate = original.with_name(f"{original.stem}.patched-{number}{original.suffix}")
+            number += 1
+        return str(candidate)

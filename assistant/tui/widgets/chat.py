@@ -1,0 +1,56 @@
+"""The chat transcript and the line the user types into."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import events
+from textual.containers import VerticalScroll
+from textual.widgets import Input, Static
+
+from assistant.tui.literal import is_multiline, normalize_paste
+from assistant.tui.messages import ChatSubmitted, LogSubmitted
+
+
+class ChatMessage(Static):
+    """One message; ``role`` is assistant, user or error (a CSS class)."""
+
+    def __init__(self, content: Text, role: str) -> None:
+        super().__init__(content, classes=f"message {role}", markup=False)
+        self.role = role
+        self.plain = content.plain
+
+
+class ChatLog(VerticalScroll):
+    """The transcript, newest at the bottom."""
+
+    can_focus = False
+
+    def say(self, content: Text, role: str = "assistant") -> ChatMessage:
+        message = ChatMessage(content, role)
+        self.mount(message)
+        self.scroll_end(animate=False)
+        return message
+
+    def clear(self) -> None:
+        self.remove_children()
+
+    @property
+    def messages(self) -> list[ChatMessage]:
+        return list(self.query(ChatMessage))
+
+
+class ChatInput(Input):
+    """Enter sends a line; a multi-line paste is taken as a log, whole."""
+
+    def _on_paste(self, event: events.Paste) -> None:
+        if is_multiline(event.text):
+            event.prevent_default()
+            event.stop()
+            self.post_message(LogSubmitted(normalize_paste(event.text)))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        if text:
+            self.value = ""
+            self.post_message(ChatSubmitted(text))

@@ -1,0 +1,148 @@
+"""The Evidence tab: the failure lines in context, where they came from, the cascade folded."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Collapsible, Static
+
+from assistant.models import Consequence, Diagnosis, Evidence, Finding, LogReport
+from assistant.render.text import format_bytes
+from assistant.tui.i18n import t
+from assistant.tui.literal import literal
+from assistant.tui.present import label, where
+
+ROLE_STYLES = {
+    "failure": "bold red",
+    "frame": "dim",
+    "context": "",
+    "consequence": "yellow",
+}
+RANKS_SHOWN = 16
+
+
+def evidence_block(items: Iterable[Evidence], lang: str) -> Text:
+    """Each line under its location; a failure line with the lines before it."""
+    out = Text(end="")
+    for item in items:
+        if out:
+            out.append("\n")
+        out.append(where(item, lang), style="bold blue")
+        if item.timestamp:
+            out.append(f"  {item.timestamp}", style="dim")
+        for before in item.context:
+            out.append("\n│ ", style="dim")
+            out.append_text(literal(before, "dim"))
+        out.append("\n▶ " if item.role == "failure" else "\n│ ", style="dim")
+        out.append_text(literal(item.text, ROLE_STYLES.get(item.role, "")))
+    return out
+
+
+def ranks_text(ranks: Sequence[int]) -> str:
+    shown = ", ".join(str(rank) for rank in ranks[:RANKS_SHOWN])
+    return shown + (" …" if len(ranks) > RANKS_SHOWN else "")
+
+
+def finding_title(finding: Finding, lang: str) -> Text:
+    title = t(
+        "evidence.finding",
+        lang,
+        phase=label("phase", finding.phase, lang),
+        kind=label("kind", finding.kind, lang),
+        count=finding.count,
+    )
+    if finding.ranks:
+        title += " · " + t("evidence.ranks", lang, ranks=ranks_text(finding.ranks))
+    return Text(title)
+
+
+def consequence_title(consequence: Consequence, lang: str) -> Text:
+    title = t(
+        "evidence.cascade",
+        lang,
+        what=label("cascade", consequence.what, lang),
+        count=consequence.count,
+    )
+    if consequence.ranks:
+        title += " · " + t("evidence.ranks", lang, ranks=ranks_text(consequence.ranks))
+    return Text(title)
+
+
+def figures_text(report: LogReport, lang: str) -> Text:
+    out = Text(t("evidence.figures", lang), style="bold", end="")
+    for key, value in report.metrics.items():
+        shown = format_bytes(value) if key.endswith("_bytes") else str(value)
+        name = t(f"metric.{key}", lang)
+        out.append(f"\n  {key if name == f'metric.{key}' else name}: {shown}")
+    for inference in report.inferences:
+        out.append("\n  · ")
+        out.append_text(literal(inference.text.get(lang) or inference.text.get("en", "")))
+    return out
+
+
+def evidence_widgets(diagnosis: Diagnosis | None, lang: str) -> Iterator[Widget]:
+    """What the tab shows for ``diagnosis`` (a placeholder when there is none)."""
+    if diagnosis is None:
+        yield Static(Text(t("evidence.empty", lang)), classes="placeholder")
+        return
+    report = diagnosis.report
+    if not report.oom:
+        yield Static(Text(t("evidence.no_failure", lang), style="bold green"))
+        if report.first_error is not None:
+            yield Static(Text(t("evidence.first_error", lang), style="bold"))
+            yield Static(evidence_block([report.first_error], lang), classes="evidence")
+        return
+    if report.input_kind == "description":
+        yield Static(Text(t("evidence.description", lang)), classes="placeholder")
+        return
+    yield from _root_cause(report, lang)
+    if report.metrics or report.inferences:
+        yield Static(figures_text(report, lang), classes="figures")
+    for finding in report.findings[1:]:
+        yield Collapsible(
+            Static(evidence_block(finding.evidence[:1], lang), classes="evidence"),
+            title=finding_title(finding, lang),  # type: ignore[arg-type]  # Text stays literal
+            collapsed=True,
+            classes="other-finding",
+        )
+    for consequence in report.consequences:
+        yield Collapsible(
+            Static(evidence_block([consequence.example], lang), classes="evidence"),
+            title=consequence_title(consequence, lang),  # type: ignore[arg-type]
+            collapsed=True,
+            classes="cascade",
+        )
+
+
+def _root_cause(report: LogReport, lang: str) -> Iterator[Widget]:
+    heading = Text(t("evidence.root_cause", lang), style="bold")
+    if report.findings:
+        heading.append("  ")
+        heading.append_text(finding_title(report.findings[0], lang))
+        files = report.findings[0].files
+        if len(files) > 1:
+            heading.append("\n" + t("evidence.files", lang, files=", ".join(files)), style="dim")
+        reason = report.findings[0].group_reason
+        if reason:
+            heading.append("\n" + t("evidence.grouped", lang, reason=reason), style="dim")
+    yield Static(heading, classes="heading")
+    yield Static(evidence_block(report.evidence, lang), classes="evidence root")
+
+
+class EvidencePanel(VerticalScroll):
+    """Shows ``diagnosis`` in ``lang``; both are set by the App."""
+
+    diagnosis: reactive[Diagnosis | None] = reactive(None, init=False, recompose=True)
+    lang: reactive[str] = reactive("en", init=False, recompose=True)
+
+    def __init__(self, lang: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.set_reactive(type(self).lang, lang)
+
+    def compose(self) -> ComposeResult:
+        yield from evidence_widgets(self.diagnosis, self.lang)

@@ -1,0 +1,80 @@
+"""The paste area: a crash log pasted, loaded from a file, or typed and submitted."""
+
+from __future__ import annotations
+
+from textual import events, on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.widgets import Button, TextArea
+
+from assistant.tui.i18n import t
+from assistant.tui.literal import is_multiline, normalize_paste, restore, visible
+from assistant.tui.messages import LogSubmitted
+
+
+class PasteArea(TextArea):
+    """A multi-line paste replaces the contents and is diagnosed at once.
+
+    The area shows control characters as visible pictures; the log that is
+    diagnosed is the text as pasted.
+    """
+
+    def _on_paste(self, event: events.Paste) -> None:
+        if not is_multiline(event.text):
+            return  # a short snippet: let the TextArea insert it
+        event.prevent_default()
+        event.stop()
+        text = normalize_paste(event.text)
+        self.show_log(text)
+        self.post_message(LogSubmitted(text, shown=True))
+
+    def show_log(self, text: str) -> None:
+        self.load_text(visible(text))
+
+
+class PastePanel(Vertical):
+    """The paste area with its buttons."""
+
+    lang: reactive[str] = reactive("en", init=False)
+
+    def __init__(self, lang: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.set_reactive(PastePanel.lang, lang)
+
+    def compose(self) -> ComposeResult:
+        yield PasteArea(
+            id="paste-area",
+            soft_wrap=False,
+            show_line_numbers=True,
+            placeholder=t("paste.placeholder", self.lang),
+        )
+        with Horizontal(id="paste-buttons"):
+            yield Button(
+                t("paste.diagnose", self.lang), id="paste-diagnose", variant="primary", compact=True
+            )
+            yield Button(t("paste.clear", self.lang), id="paste-clear", compact=True)
+
+    def watch_lang(self, lang: str) -> None:
+        if not self.is_mounted:
+            return
+        area = self.query_one(PasteArea)
+        area.placeholder = t("paste.placeholder", lang)
+        self.query_one("#paste-diagnose", Button).label = t("paste.diagnose", lang)
+        self.query_one("#paste-clear", Button).label = t("paste.clear", lang)
+
+    @property
+    def area(self) -> PasteArea:
+        return self.query_one(PasteArea)
+
+    @on(Button.Pressed, "#paste-diagnose")
+    def _diagnose(self, event: Button.Pressed) -> None:
+        event.stop()
+        text = restore(self.area.text)
+        if text.strip():
+            self.post_message(LogSubmitted(text, shown=True))
+
+    @on(Button.Pressed, "#paste-clear")
+    def _clear(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.area.clear()

@@ -1,0 +1,127 @@
+"""The Patch tab: fixes best first, the YAML fragment, CLI overrides and the config diff."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Static
+
+from assistant.models import Decision, Diagnosis, Recommendation
+from assistant.tui.i18n import t
+from assistant.tui.literal import literal
+
+SYNTAX_THEME = "ansi_dark"
+
+
+def code(text: str, lexer: str) -> Syntax:
+    return Syntax(
+        text.rstrip("\n"), lexer, theme=SYNTAX_THEME, background_color="default", word_wrap=True
+    )
+
+
+def heading(key: str, lang: str, **values: object) -> Static:
+    return Static(Text(t(key, lang, **values), style="bold"), classes="heading")
+
+
+def recommendation_text(number: int, rec: Recommendation, lang: str) -> Text:
+    out = Text(f"{number}. ", style="bold", end="")
+    out.append_text(literal(rec.title, "bold cyan"))
+    out.append(f"  [{rec.section}]", style="dim")
+    for line in rec.why.strip().splitlines():
+        out.append("\n   ")
+        out.append_text(literal(line))
+    for key, value in rec.patch.items():
+        out.append(f"\n   {key}: {_scalar(value)}", style="green")
+    for key, value in rec.env.items():
+        out.append(f"\n   {t('patch.env', lang)}: {key}={value}", style="green")
+    if rec.code_change:
+        out.append(f"\n   {t('patch.code_change', lang)}:", style="yellow")
+        for line in rec.code_change.strip().splitlines():
+            out.append("\n     ")
+            out.append_text(literal(line, "yellow"))
+    return out
+
+
+def _scalar(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def patch_widgets(diagnosis: Diagnosis | None, lang: str) -> Iterator[Widget]:
+    """What the tab shows for ``diagnosis`` (a placeholder until there is a patch)."""
+    if diagnosis is None or not diagnosis.report.oom:
+        yield Static(Text(t("patch.empty", lang)), classes="placeholder")
+        return
+    decision = diagnosis.decision
+    if decision.open_questions:
+        count = len(decision.open_questions)
+        yield Static(
+            Text(t("patch.provisional", lang, count=count), style="italic"), classes="note"
+        )
+    yield from _warnings(decision, lang)
+    if decision.recommendations:
+        yield heading("patch.recommendations", lang)
+        for number, rec in enumerate(decision.recommendations, start=1):
+            yield Static(recommendation_text(number, rec, lang), classes="recommendation")
+    yield from _fragment(diagnosis, lang)
+    if decision.skipped:
+        yield heading("patch.skipped", lang)
+        skipped = Text(end="")
+        for item in decision.skipped:
+            skipped.append(f"\n· [{item.section}] " if skipped else f"· [{item.section}] ")
+            skipped.append_text(literal(item.why, "dim"))
+        yield Static(skipped, classes="skipped")
+
+
+def _warnings(decision: Decision, lang: str) -> Iterator[Widget]:
+    if not decision.warnings:
+        return
+    yield heading("patch.warnings", lang)
+    for warning in decision.warnings:
+        text = Text(f"! {warning.id}", style="bold yellow", end="")
+        text.append(f"  [{warning.section}]\n  ", style="dim")
+        text.append_text(literal(warning.text))
+        yield Static(text, classes="warning")
+
+
+def _fragment(diagnosis: Diagnosis, lang: str) -> Iterator[Widget]:
+    decision = diagnosis.decision
+    if not decision.patch:
+        yield Static(Text(t("patch.none", lang)), classes="placeholder")
+        return
+    from assistant.render.data import dump_yaml
+
+    yield heading("patch.fragment", lang)
+    yield Static(code(dump_yaml(decision.patch), "yaml"), id="patch-yaml", classes="code")
+    if decision.cli_overrides:
+        yield heading("patch.overrides", lang)
+        yield Static(
+            literal("\n".join(decision.cli_overrides)), id="patch-overrides", classes="code"
+        )
+    if diagnosis.config_diff:
+        yield heading("patch.diff", lang)
+        yield Static(code(diagnosis.config_diff, "diff"), id="patch-diff", classes="code")
+    elif diagnosis.patched_config is None:
+        yield Static(Text(t("patch.no_config", lang), style="dim"), classes="note")
+    yield Static(Text(t("patch.keys_hint", lang), style="italic"), classes="note")
+
+
+class PatchPanel(VerticalScroll):
+    """Shows the patch of ``diagnosis`` in ``lang``; both are set by the App."""
+
+    diagnosis: reactive[Diagnosis | None] = reactive(None, init=False, recompose=True)
+    lang: reactive[str] = reactive("en", init=False, recompose=True)
+
+    def __init__(self, lang: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.set_reactive(type(self).lang, lang)
+
+    def compose(self) -> ComposeResult:
+        yield from patch_widgets(self.diagnosis, self.lang)
