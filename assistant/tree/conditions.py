@@ -1,0 +1,87 @@
+"""The small condition language of ``knowledge/tree.yaml``.
+
+A condition is a mapping ``{path: test}`` (all must hold), a list of conditions
+(any must hold), or ``{all: [...]}`` / ``{any: [...]}`` / ``{not: condition}``.
+A path names a value the ``Context`` can look up (``phase``, ``facts.server``,
+``config.actor.gradient_checkpointing``, ``answer.multi_turn``, ...). A test is a
+scalar (equals), a list (one of), or a mapping of operators:
+``present``, ``eq``, ``ne``, ``in``, ``contains``, ``contains_any``, ``gt``,
+``gte``, ``lt``, ``lte``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from assistant.errors import KnowledgeError
+
+Lookup = Callable[[str], Any]
+LOGIC = {"all", "any", "not"}
+
+
+def holds(condition: Any, lookup: Lookup) -> bool:
+    if condition is None:
+        return True
+    if isinstance(condition, list):
+        return any(holds(item, lookup) for item in condition)
+    if not isinstance(condition, Mapping):
+        raise KnowledgeError(f"tree.yaml: a condition must be a mapping or list: {condition!r}")
+    for path, test in condition.items():
+        if path == "all":
+            ok = all(holds(item, lookup) for item in test)
+        elif path == "any":
+            ok = any(holds(item, lookup) for item in test)
+        elif path == "not":
+            ok = not holds(test, lookup)
+        else:
+            ok = passes(lookup(path), test)
+        if not ok:
+            return False
+    return True
+
+
+def same(actual: Any, expected: Any) -> bool:
+    """Equality that forgives YAML spelling: "True"/true, "XCCL"/"xccl"."""
+    if actual is None or expected is None:
+        return actual is None and expected is None
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return str(actual).lower() == str(expected).lower()
+    if isinstance(actual, str) or isinstance(expected, str):
+        return str(actual).strip().lower() == str(expected).strip().lower()
+    return actual == expected
+
+
+def passes(value: Any, test: Any) -> bool:
+    if isinstance(test, list):
+        return any(same(value, option) for option in test)
+    if not isinstance(test, Mapping):
+        return same(value, test)
+    return all(_operator(op, value, arg) for op, arg in test.items())
+
+
+def _operator(op: str, value: Any, arg: Any) -> bool:
+    if op == "present":
+        return (value is not None) == bool(arg)
+    if op == "eq":
+        return same(value, arg)
+    if op == "ne":
+        return not same(value, arg)
+    if op == "in":
+        return any(same(value, option) for option in arg)
+    if op in ("contains", "contains_any"):
+        options = arg if isinstance(arg, list) else [arg]
+        items = value if isinstance(value, list | tuple | set) else [value] if value else []
+        if isinstance(value, str):
+            return any(str(o).lower() in value.lower() for o in options)
+        return any(same(item, o) for item in items for o in options)
+    if op in ("gt", "gte", "lt", "lte"):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        return {
+            "gt": value > arg,
+            "gte": value >= arg,
+            "lt": value < arg,
+            "lte": value <= arg,
+        }[op]
+    raise KnowledgeError(f"tree.yaml: unknown condition operator '{op}'")

@@ -1,0 +1,211 @@
+"""What a condition or a value function can look at while the tree is walked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from assistant.config.engines import engine_layout
+from assistant.config.loader import ExperimentConfig
+from assistant.config.model_info import model_path, params_from_name
+from assistant.errors import KnowledgeError
+from assistant.models import LogReport
+from assistant.tree.questions import QuestionBook
+
+GIB = 1024**3
+DERIVED: dict[str, Callable[[Context], Any]] = {}
+EMPTY_CONFIG_PATH = "<no config: AReaL defaults>"
+
+
+def derived(name: str) -> Callable[[Callable[[Context], Any]], Callable[[Context], Any]]:
+    def register(func: Callable[[Context], Any]) -> Callable[[Context], Any]:
+        DERIVED[name] = func
+        return func
+
+    return register
+
+
+class Context:
+    """The log report, the config (AReaL defaults when none was given) and the answers."""
+
+    def __init__(
+        self,
+        report: LogReport,
+        config: ExperimentConfig | None,
+        book: QuestionBook,
+        lang: str,
+        settings: dict[str, Any],
+    ) -> None:
+        self.report = report
+        self.has_config = config is not None
+        self.config = config if config is not None else ExperimentConfig(EMPTY_CONFIG_PATH, "", {})
+        self.book = book
+        self.lang = lang
+        self.settings = settings
+        self._cache: dict[str, Any] = {}
+
+    def lookup(self, path: str) -> Any:
+        head, _, rest = path.partition(".")
+        if head in ("phase", "kind", "oom"):
+            return getattr(self.report, head)
+        if head == "facts":
+            return self.report.facts.get(rest)
+        if head == "metrics":
+            return self.report.metrics.get(rest)
+        if head == "inference":
+            return self.inference(rest)
+        if head == "config":
+            return self.config.get(rest)
+        if head == "source":
+            return self.config.source(rest)
+        if head == "answer":
+            return self.answer(rest)
+        if head == "derived":
+            if rest not in DERIVED:
+                raise KnowledgeError(f"tree.yaml: unknown derived value '{rest}'")
+            if rest not in self._cache:
+                self._cache[rest] = DERIVED[rest](self)
+            return self._cache[rest]
+        raise KnowledgeError(f"tree.yaml: unknown condition path '{path}'")
+
+    def answer(self, qid: str) -> Any:
+        return self.book.value(qid)
+
+    def inference(self, inference_id: str) -> Any:
+        for item in self.report.inferences:
+            if item.id == inference_id:
+                return True if item.value is None else item.value
+        return None
+
+    def tags(self) -> list[str]:
+        tags = self.report.facts.get("signature_tags") or []
+        return [str(t) for t in tags] if isinstance(tags, list | tuple | set) else []
+
+    def metric_gib(self, name: str) -> float | None:
+        value = self.report.metrics.get(name)
+        return round(value / GIB, 2) if isinstance(value, int | float) else None
+
+    def text_vars(self) -> dict[str, Any]:
+        """Figures every text may use (absent ones stay absent)."""
+        names = {
+            "tried_gib": "tried_to_allocate_bytes",
+            "total_gib": "total_capacity_bytes",
+            "free_gib": "free_bytes",
+            "reserved_unallocated_gib": "reserved_unallocated_bytes",
+            "other_processes_gib": "other_processes_bytes",
+        }
+        found = {key: self.metric_gib(metric) for key, metric in names.items()}
+        return {k: v for k, v in found.items() if v is not None}
+
+
+# --- derived values (names used in tree.yaml as derived.NAME) ---------------------------
+
+
+@derived("server")
+def _server(ctx: Context) -> str | None:
+    server = ctx.report.facts.get("server")
+    if isinstance(server, str) and server:
+        return server.lower()
+    if ctx.has_config:
+        layout = engine_layout(ctx.config, "rollout")
+        if layout is not None and layout.backend.name:
+            return layout.backend.name
+    return None
+
+
+@derived("train_backend")
+def _train_backend(ctx: Context) -> str | None:
+    if ctx.has_config:
+        layout = engine_layout(ctx.config, "actor")
+        if layout is not None:
+            return layout.backend.name or "fsdp"
+    engine = ctx.report.facts.get("train_engine")
+    return engine.lower() if isinstance(engine, str) and engine else None
+
+
+@derived("foreign")
+def _foreign(ctx: Context) -> bool:
+    return ctx.inference("held-by-other-processes") is not None
+
+
+@derived("oversized")
+def _oversized(ctx: Context) -> bool:
+    if ctx.inference("request-exceeds-gpu") is not None:
+        return True
+    tried = ctx.report.metrics.get("tried_to_allocate_bytes")
+    total = ctx.report.metrics.get("total_capacity_bytes")
+    return isinstance(tried, int | float) and isinstance(total, int | float) and tried > total > 0
+
+
+@derived("fragmentation")
+def _fragmentation(ctx: Context) -> bool:
+    metrics = ctx.report.metrics
+    unallocated = metrics.get("reserved_unallocated_bytes")
+    if not isinstance(unallocated, int | float) or unallocated <= 0:
+        return False
+    tried = metrics.get("tried_to_allocate_bytes")
+    total = metrics.get("total_capacity_bytes")
+    if isinstance(tried, int | float) and tried > 0 and unallocated >= tried:
+        return True
+    share = ctx.settings["fragmentation_share_of_total"]
+    return isinstance(total, int | float) and total > 0 and unallocated / total >= share
+
+
+@derived("startup_kv")
+def _startup_kv(ctx: Context) -> bool:
+    if "startup_kv_pool" in ctx.tags():
+        return True
+    metrics = ctx.report.metrics
+    return (
+        ctx.report.kind == "kv_cache" and "kv_cache_tokens" in metrics and "max_seq_len" in metrics
+    )
+
+
+def _alloc_conf_texts(ctx: Context) -> list[str]:
+    texts = [str(ctx.report.facts.get("alloc_conf") or "")]
+    for engine in ("actor", "rollout"):
+        specs = ctx.config.get(f"{engine}.scheduling_spec")
+        for spec in specs if isinstance(specs, list) else []:
+            env = spec.get("env_vars") if isinstance(spec, dict) else None
+            if isinstance(env, dict) and env.get("PYTORCH_CUDA_ALLOC_CONF"):
+                texts.append(str(env["PYTORCH_CUDA_ALLOC_CONF"]))
+    return texts
+
+
+@derived("expandable_segments")
+def _expandable_segments(ctx: Context) -> bool:
+    if ctx.report.facts.get("expandable_segments") is True:
+        return True
+    return any(
+        "expandable_segments:true" in t.lower().replace(" ", "") for t in _alloc_conf_texts(ctx)
+    )
+
+
+@derived("custom_allocator")
+def _custom_allocator(ctx: Context) -> bool:
+    if ctx.report.facts.get("sleep_mode") is True:
+        return True
+    if any("cudamallocasync" in t.lower() for t in _alloc_conf_texts(ctx)):
+        return True
+    return ctx.config.get("vllm.enable_sleep_mode") is True or (
+        ctx.config.get("sglang.enable_memory_saver") is True
+    )
+
+
+@derived("model_params_b")
+def _model_params_b(ctx: Context) -> float | None:
+    """The model size if the log or config already tell it (never asks)."""
+    fact = ctx.report.facts.get("model_params_b")
+    if isinstance(fact, int | float) and fact > 0:
+        return fact
+    given = ctx.book.given.get("model_params_b")
+    if given is not None:
+        return given[0]
+    return params_from_name(model_path(ctx.config)) if ctx.has_config else None
+
+
+@derived("micro_batch_floor")
+def _micro_batch_floor(ctx: Context) -> int | None:
+    from assistant.tree.values import micro_batch_floor_value
+
+    return micro_batch_floor_value(ctx)[0]

@@ -1,0 +1,229 @@
+"""Walk ``knowledge/tree.yaml`` for one log report and config: the generic engine.
+
+Order of work for each candidate fix: precondition (``when``), guards
+(``unless``), patch steps (value functions), then two automatic checks: a patch
+that changes nothing is "already in place", and a patch that would break a
+constraint of ``knowledge/constraints.yaml`` is refused. Both land in ``skipped``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from assistant.config import check_config
+from assistant.config.loader import ExperimentConfig
+from assistant.errors import KnowledgeError
+from assistant.knowledge import load_yaml
+from assistant.models import ConfigWarning, Decision, LogReport, Recommendation, Skipped
+from assistant.tree.conditions import holds, same
+from assistant.tree.context import Context
+from assistant.tree.questions import QuestionBook
+from assistant.tree.values import VALUE_FUNCTIONS, NotApplicable, StepResult
+
+CHANGE_LINE = {"en": "Change: {key}: {old} -> {new}", "zh": "修改：{key}：{old} -> {new}"}
+ENV_LINE = {"en": "Environment: {name}={value}", "zh": "环境变量：{name}={value}"}
+UNSET = {"en": "(not set)", "zh": "（未设置）"}
+
+
+@cache
+def tree() -> dict[str, Any]:
+    data = load_yaml("tree.yaml") or {}
+    fixes = data.get("fixes") or {}
+    for plan in data.get("plans") or []:
+        for fix_id in plan.get("fixes") or []:
+            if fix_id not in fixes:
+                raise KnowledgeError(f"tree.yaml: plan {plan.get('id')} names unknown fix {fix_id}")
+    for fix_id, spec in fixes.items():
+        for step in spec.get("patch") or []:
+            name = step.get("fn") or step.get("vars")
+            if name is not None and name not in VALUE_FUNCTIONS:
+                raise KnowledgeError(f"tree.yaml: fix {fix_id} names unknown function {name}")
+    return data
+
+
+def decide(
+    report: LogReport,
+    config: ExperimentConfig | None,
+    answers: Mapping[str, tuple[str, str]],
+    lang: str,
+    use_defaults: bool,
+) -> Decision:
+    """Questions, ranked fixes, skipped fixes, config warnings and the patch to try first."""
+    lang = lang if lang in ("zh", "en") else "en"
+    book = QuestionBook(report, config, answers, lang, use_defaults)
+    data = tree()
+    ctx = Context(report, config, book, lang, dict(data.get("settings") or {}))
+    decision = Decision()
+    known = _known_facts(ctx)
+    baseline = check_config(config, lang=lang, known=known) if config is not None else []
+    decision.warnings = baseline
+    if report.oom:
+        for fix_id in candidate_fixes(ctx, data):
+            outcome = _evaluate(ctx, fix_id, data, baseline)
+            if isinstance(outcome, Recommendation):
+                decision.recommendations.append(outcome)
+            elif isinstance(outcome, Skipped):
+                decision.skipped.append(outcome)
+    decision.questions = book.questions()
+    if decision.recommendations:
+        first = decision.recommendations[0].patch
+        decision.patch = nest(first)
+        decision.cli_overrides = [f"{key}={override_text(value)}" for key, value in first.items()]
+    return decision
+
+
+def candidate_fixes(ctx: Context, data: Mapping[str, Any]) -> list[str]:
+    """Lead fixes the evidence calls for, then the first matching plan's fixes."""
+    chosen: list[str] = [
+        lead["fix"] for lead in data.get("leads") or [] if holds(lead.get("when"), ctx.lookup)
+    ]
+    for plan in data.get("plans") or []:
+        if holds(plan.get("when"), ctx.lookup):
+            chosen += plan.get("fixes") or []
+            break
+    return list(dict.fromkeys(chosen))
+
+
+def _known_facts(ctx: Context) -> dict[str, Any]:
+    """Facts for config checks that need no question (heads from a flag or the log)."""
+    heads = ctx.book.given.get("attention_heads", (None,))[0] or ctx.report.facts.get(
+        "attention_heads"
+    )
+    return {"attention_heads": heads} if isinstance(heads, int) else {}
+
+
+def _evaluate(
+    ctx: Context, fix_id: str, data: Mapping[str, Any], baseline: list[ConfigWarning]
+) -> Recommendation | Skipped | None:
+    spec = data["fixes"][fix_id]
+    section = spec["section"]
+    if not holds(spec.get("when"), ctx.lookup):
+        return None
+    for guard in spec.get("unless") or []:
+        if holds(guard.get("when"), ctx.lookup):
+            return Skipped(section, _pick(guard["why"], ctx.lang), fix_id)
+    try:
+        result = _run_steps(ctx, spec)
+    except NotApplicable as exc:
+        text = _pick(data["reasons"][exc.reason], ctx.lang)
+        return Skipped(section, _format(text, exc.text_vars), fix_id)
+    wanted = {ctx.config.write_key(key): value for key, value in result.patch.items()}
+    patch = {key: value for key, value in wanted.items() if not same(ctx.config.get(key), value)}
+    if wanted and not patch:
+        return Skipped(section, _already_text(ctx, spec, wanted), fix_id)
+    if patch and ctx.has_config:
+        broken = _new_violations(ctx, patch, baseline)
+        if broken:
+            text = _pick(data["reasons"]["breaks-constraint"], ctx.lang)
+            return Skipped(section, _format(text, {"warning": broken[0].text}), fix_id)
+    return Recommendation(
+        section=section,
+        title=section_title(section, ctx.lang),
+        why=_why(ctx, spec, result, patch),
+        patch=patch,
+        fix=fix_id,
+        env=result.env,
+        code_change=_pick(spec["code_change"], ctx.lang) if spec.get("code_change") else None,
+    )
+
+
+def _run_steps(ctx: Context, spec: Mapping[str, Any]) -> StepResult:
+    total = StepResult(vars=ctx.text_vars())
+    for step in spec.get("patch") or []:
+        name = step.get("fn") or step.get("vars")
+        if name is not None:
+            part = VALUE_FUNCTIONS[name](ctx, step)
+        elif "env" in step:
+            part = StepResult(env={step["env"]: str(step["value"])})
+        else:
+            part = StepResult({step["key"]: step["value"]})
+        total.patch.update(part.patch)
+        total.env.update(part.env)
+        total.vars.update({k: v for k, v in part.vars.items() if v is not None})
+    return total
+
+
+def _new_violations(
+    ctx: Context, patch: Mapping[str, Any], baseline: list[ConfigWarning]
+) -> list[ConfigWarning]:
+    before = {(w.id, w.text) for w in baseline}
+    known = _known_facts(ctx)
+    heads = ctx.book.asked.get("attention_heads")
+    if heads is not None and isinstance(heads.answer, int):
+        known["attention_heads"] = heads.answer
+    after = check_config(ctx.config.with_patch(patch), lang=ctx.lang, known=known)
+    before_ids = {w.id for w in baseline}
+    return [w for w in after if w.id not in before_ids and (w.id, w.text) not in before]
+
+
+def _already_text(ctx: Context, spec: Mapping[str, Any], patch: Mapping[str, Any]) -> str:
+    if spec.get("already"):
+        return _pick(spec["already"], ctx.lang)
+    parts = ", ".join(f"{k} = {override_text(v)}" for k, v in patch.items())
+    return {"en": f"already in place: {parts}", "zh": f"已经生效：{parts}"}[ctx.lang]
+
+
+def _why(
+    ctx: Context, spec: Mapping[str, Any], result: StepResult, patch: Mapping[str, Any]
+) -> str:
+    parts = [_format(_pick(spec["why"], ctx.lang), result.vars)]
+    for note in spec.get("notes") or []:
+        needed = note.get("when_vars") or []
+        if all(result.vars.get(name) is not None for name in needed) and holds(
+            note.get("when"), ctx.lookup
+        ):
+            parts.append(_format(_pick(note, ctx.lang), result.vars))
+    for key, value in patch.items():
+        old = ctx.config.get(key)
+        old_text = UNSET[ctx.lang] if old is None else override_text(old)
+        parts.append(CHANGE_LINE[ctx.lang].format(key=key, old=old_text, new=override_text(value)))
+    for name, value in result.env.items():
+        parts.append(ENV_LINE[ctx.lang].format(name=name, value=value))
+    return " ".join(parts)
+
+
+def _pick(texts: Mapping[str, str], lang: str) -> str:
+    return texts.get(lang) or texts["en"]
+
+
+class _Blank(dict):
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def _format(template: str, values: Mapping[str, Any]) -> str:
+    shown = {k: override_text(v) if isinstance(v, bool) else v for k, v in values.items()}
+    return template.format_map(_Blank(shown))
+
+
+def override_text(value: Any) -> str:
+    """AReaL's ``key=value`` spelling of a value (OmegaConf/Hydra style)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return str(value)
+
+
+def nest(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"a.b": 1}`` -> ``{"a": {"b": 1}}``."""
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        node = out
+        parts = key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return out
+
+
+def section_title(section: str, lang: str) -> str:
+    """The guide's heading for a section, from the search index; the id if unavailable."""
+    try:
+        from assistant.search import section_title as lookup
+
+        return lookup(section, lang)
+    except (ImportError, AttributeError, KeyError, LookupError):
+        return section

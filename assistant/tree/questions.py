@@ -1,0 +1,200 @@
+"""Follow-up questions: parse ``--answer`` values, find answers in log and config.
+
+A ``QuestionBook`` is created per ``decide`` call. The tree asks it for an answer
+only while considering a fix that needs one, so only needed questions show up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from assistant.config.model_info import (
+    attention_heads,
+    looks_like_vlm,
+    model_path,
+    params_from_name,
+)
+from assistant.errors import KnowledgeError, UserError
+from assistant.knowledge import load_yaml
+from assistant.models import LogReport, Question
+
+if TYPE_CHECKING:
+    from assistant.config import ExperimentConfig
+
+
+@cache
+def question_specs() -> dict[str, dict[str, Any]]:
+    specs = dict((load_yaml("questions.yaml") or {}).get("questions") or {})
+    for qid, spec in specs.items():
+        if spec.get("type") not in ("yesno", "number", "choice"):
+            raise KnowledgeError(f"questions.yaml: {qid}: unknown type")
+    return specs
+
+
+@cache
+def _words() -> tuple[frozenset[str], frozenset[str]]:
+    data = load_yaml("questions.yaml") or {}
+    return (
+        frozenset(str(w).lower() for w in data.get("yes_words") or []),
+        frozenset(str(w).lower() for w in data.get("no_words") or []),
+    )
+
+
+def question_ids() -> list[str]:
+    return list(question_specs())
+
+
+def choices_of(qid: str) -> list[str]:
+    spec = question_specs()[qid]
+    if spec["type"] == "yesno":
+        return ["yes", "no"]
+    return [str(c) for c in spec.get("choices") or []]
+
+
+def parse_answer(qid: str, raw: Any) -> Any:
+    """The typed value of an answer (bool, number or choice); UserError when invalid."""
+    specs = question_specs()
+    if qid not in specs:
+        raise UserError(f"unknown question id '{qid}'; valid ids: {', '.join(specs)}")
+    spec = specs[qid]
+    text = str(raw).strip()
+    if spec["type"] == "yesno":
+        yes, no = _words()
+        if isinstance(raw, bool):
+            return raw
+        if text.lower() in yes:
+            return True
+        if text.lower() in no:
+            return False
+        raise UserError(f"{qid} takes yes or no (also true/false, y/n, 是/否), got '{text}'")
+    if spec["type"] == "number":
+        try:
+            number = float(text.replace(",", "").replace("_", ""))
+        except ValueError:
+            number = -1.0
+        if not number > 0 or number != number or number == float("inf"):
+            raise UserError(f"{qid} takes a positive number, got '{text}'")
+        return int(number) if number.is_integer() else number
+    valid = choices_of(qid)
+    if text not in valid:
+        raise UserError(f"{qid} takes one of: {', '.join(valid)}; got '{text}'")
+    return text
+
+
+def display(value: Any) -> Any:
+    """How an answer appears in the output: yes/no for booleans."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return value
+
+
+class QuestionBook:
+    """Answers questions from flags/user, log, config or defaults, and records each asked."""
+
+    def __init__(
+        self,
+        report: LogReport,
+        config: ExperimentConfig | None,
+        answers: Mapping[str, tuple[str, str]],
+        lang: str,
+        use_defaults: bool,
+    ) -> None:
+        self.report = report
+        self.config = config
+        self.lang = lang
+        self.use_defaults = use_defaults
+        self.given = {qid: (parse_answer(qid, raw), src) for qid, (raw, src) in answers.items()}
+        self.asked: dict[str, Question] = {}
+
+    def value(self, qid: str) -> Any:
+        """The answer in force (provisionally the default while a question is open)."""
+        if qid not in self.asked:
+            self.asked[qid] = self._resolve(qid)
+        question = self.asked[qid]
+        if question.source is None:
+            return _typed_default(qid)
+        return parse_answer(qid, question.answer) if question.answer is not None else None
+
+    def questions(self) -> list[Question]:
+        return list(self.asked.values())
+
+    def _resolve(self, qid: str) -> Question:
+        spec = question_specs()[qid]
+        question = Question(
+            id=qid,
+            text=spec["text"].get(self.lang) or spec["text"]["en"],
+            type=spec["type"],
+            choices=choices_of(qid),
+            default=display(_typed_default(qid)),
+        )
+        if qid in self.given:
+            value, source = self.given[qid]
+            return _answered(question, value, source if source in ("flag", "user") else "flag")
+        for source_spec in spec.get("sources") or []:
+            found = self._from_source(source_spec)
+            if found is not None and _parses(qid, found[0]):
+                return _answered(question, *found)
+        if self.use_defaults:
+            return _answered(question, _typed_default(qid), "default")
+        return question
+
+    def _from_source(self, spec: Mapping[str, Any]) -> tuple[Any, str] | None:
+        if "fact" in spec:
+            value = self.report.facts.get(spec["fact"])
+            return (value, "log") if _usable(value) else None
+        if "metric" in spec:
+            value = self.report.metrics.get(spec["metric"])
+            return (value, "log") if _usable(value) else None
+        if self.config is None:
+            return None
+        if "config" in spec:
+            value = self.config.get(spec["config"])
+            written = self.config.source(spec["config"]) == "config"
+            return (value, "config") if written and _usable(value) else None
+        if "config_equals" in spec:
+            key = spec["config_equals"]
+            matches = self.config.source(key) == "config" and self.config.get(key) == spec["value"]
+            return (spec["answer"], "config") if matches else None
+        if "config_present" in spec:
+            present = self.config.source(spec["config_present"]) == "config"
+            return (spec["answer"], "config") if present else None
+        if "model_name" in spec:
+            return self._from_model_name(spec["model_name"])
+        raise KnowledgeError(f"questions.yaml: unknown answer source {dict(spec)}")
+
+    def _from_model_name(self, what: str) -> tuple[Any, str] | None:
+        name = model_path(self.config)
+        value: Any = None
+        if what == "params":
+            value = params_from_name(name)
+        elif what == "heads":
+            value = attention_heads(name)
+        elif what == "vlm":
+            value = True if looks_like_vlm(name) else None
+        return (value, "config") if value is not None else None
+
+
+def _usable(value: Any) -> bool:
+    return value is not None and value != ""
+
+
+def _parses(qid: str, value: Any) -> bool:
+    try:
+        parse_answer(qid, value)
+    except UserError:
+        return False  # a log or config value of the wrong shape counts as unknown
+    return True
+
+
+def _typed_default(qid: str) -> Any:
+    default = question_specs()[qid].get("default")
+    return None if default is None else parse_answer(qid, default)
+
+
+def _answered(question: Question, value: Any, source: str) -> Question:
+    typed = None if value is None else parse_answer(question.id, value)
+    question.answer = display(typed) if typed is not None else None
+    question.source = source
+    return question

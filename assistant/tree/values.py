@@ -1,0 +1,260 @@
+"""Named value functions that compute a fix's patch from the user's own numbers.
+
+``knowledge/tree.yaml`` names them (``fn: cut_quarter``). Each returns a
+``StepResult``; when the fix cannot apply to this config it raises
+``NotApplicable`` with the id of a text in tree.yaml's ``reasons``. A value that
+cannot be computed (no config, key unknown) gives an empty patch: the fix is still
+recommended, without numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from assistant.config.backend import Backend, BackendError
+from assistant.config.engines import engine_layout, rewrite_backend
+from assistant.tree.context import Context
+
+
+class NotApplicable(Exception):
+    def __init__(self, reason: str, **text_vars: Any) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.text_vars = text_vars
+
+
+@dataclass
+class StepResult:
+    patch: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    vars: dict[str, Any] = field(default_factory=dict)
+
+
+ValueFn = Callable[[Context, Mapping[str, Any]], StepResult]
+VALUE_FUNCTIONS: dict[str, ValueFn] = {}
+
+
+def value_fn(name: str) -> Callable[[ValueFn], ValueFn]:
+    def register(func: ValueFn) -> ValueFn:
+        VALUE_FUNCTIONS[name] = func
+        return func
+
+    return register
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value
+
+
+def _written_number(ctx: Context, key: str) -> float | None:
+    """A number the user's file sets (after interpolation), else None."""
+    if ctx.config.source(key) != "config":
+        return None
+    return _number(ctx.config.get(key))
+
+
+# --- micro-batch floor ------------------------------------------------------------------
+
+
+def micro_batch_floor_value(ctx: Context) -> tuple[int | None, str]:
+    """(floor, how it was computed); floor None when the config does not give it."""
+    new_tokens = _written_number(ctx, "gconfig.max_new_tokens")
+    if ctx.answer("multi_turn"):
+        longest = _number(ctx.answer("longest_conversation_tokens"))
+        if longest is None or new_tokens is None:
+            return None, "longest_conversation_tokens + gconfig.max_new_tokens"
+        return int(longest + new_tokens), f"{int(longest)} + {int(new_tokens)}"
+    max_length = _written_number(ctx, "train_dataset.max_length")
+    if max_length is None or new_tokens is None:
+        return None, "train_dataset.max_length + gconfig.max_new_tokens"
+    return int(max_length + new_tokens), f"{int(max_length)} + {int(new_tokens)}"
+
+
+@value_fn("micro_batch_floor")
+def micro_batch_floor(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+    key = step["key"]
+    floor, terms = micro_batch_floor_value(ctx)
+    result = StepResult(vars={"floor": floor, "floor_terms": terms})
+    if floor is None:
+        return result
+    current = _written_number(ctx, key)
+    if current is not None and current == floor:
+        raise NotApplicable("mb-at-floor", floor=floor, floor_terms=terms, current=current)
+    if current is not None and current < floor:
+        raise NotApplicable("mb-below-floor", floor=floor, floor_terms=terms, current=current)
+    result.patch[key] = floor
+    return result
+
+
+# --- concurrency and memory fractions ---------------------------------------------------
+
+
+@value_fn("cut_quarter")
+def cut_quarter(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+    key = step["key"]
+    current = _written_number(ctx, key)
+    if current is None:
+        return StepResult(vars={"key": key})
+    if current <= 1:
+        raise NotApplicable("concurrency-at-minimum", key=key, current=current)
+    new = max(1, int(current * (1 - ctx.settings["concurrency_cut"])))
+    return StepResult({key: new}, vars={"key": key, "current": current, "new": new})
+
+
+def _fraction(ctx: Context, key: str) -> float | None:
+    return _number(ctx.config.get(key))  # AReaL's default counts: the user runs with it
+
+
+@value_fn("fraction_lower")
+def fraction_lower(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+    key = step["key"]
+    current = _fraction(ctx, key)
+    if current is None:
+        return StepResult(vars={"key": key})
+    settings = ctx.settings
+    delta = settings["fraction_step"] if current > 0.5 else settings["fraction_small_step"]
+    new = round(current - delta, 2)
+    if new < settings["fraction_floor"]:
+        raise NotApplicable("fraction-at-floor", key=key, current=current)
+    return StepResult({key: new}, vars={"key": key, "current": current, "new": new})
+
+
+@value_fn("fraction_raise")
+def fraction_raise(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+    key = step["key"]
+    current = _fraction(ctx, key)
+    if current is None:
+        return StepResult(vars={"key": key})
+    ceiling = ctx.settings["fraction_ceiling"]
+    if current >= ceiling:
+        raise NotApplicable("fraction-at-ceiling", key=key, current=current)
+    new = round(min(current + ctx.settings["fraction_small_step"], ceiling), 2)
+    return StepResult({key: new}, vars={"key": key, "current": current, "new": new})
+
+
+@value_fn("context_that_fits")
+def context_that_fits(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+    key = step["key"]
+    kv_tokens = _number(ctx.report.metrics.get("kv_cache_tokens"))
+    max_seq = _number(ctx.report.metrics.get("max_seq_len"))
+    text_vars = {"kv_tokens": kv_tokens, "max_seq_len": max_seq}
+    if kv_tokens is None or max_seq is None or kv_tokens >= max_seq:
+        return StepResult(vars=text_vars)
+    step_size = ctx.settings["context_round_to"]
+    new = int(kv_tokens // step_size * step_size) or int(kv_tokens)
+    floor, _ = micro_batch_floor_value(ctx)
+    if floor is not None and new < floor:
+        raise NotApplicable("context-below-floor", kv_tokens=int(kv_tokens), floor=floor)
+    return StepResult({key: new}, vars=text_vars | {"new": new})
+
+
+# --- parallel layouts -------------------------------------------------------------------
+
+
+def _smallest_factor(n: int) -> int | None:
+    return next((f for f in range(2, n + 1) if n % f == 0), None)
+
+
+def _factors(n: int) -> list[int]:
+    return [f for f in range(2, n + 1) if n % f == 0]
+
+
+def _grow(ctx: Context, engine: str, backend: Backend, dim: str, factor: int) -> dict[str, str]:
+    d = backend.size("d")
+    if d % factor == 0:
+        new = backend.with_sizes(d=d // factor, **{dim: backend.size(dim) * factor})
+    else:  # more GPUs: only when the user said they can add some
+        new = backend.with_sizes(**{dim: backend.size(dim) * factor})
+    return rewrite_backend(ctx.config, engine, new)
+
+
+@value_fn("rollout_more_tensor_parallel")
+def rollout_more_tensor_parallel(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+    layout = engine_layout(ctx.config, "rollout") if ctx.has_config else None
+    if layout is None:
+        return StepResult()
+    backend = layout.backend
+    text_vars = {"engine": "rollout", "backend": backend.text()}
+    factor = _smallest_factor(backend.size("d"))
+    if factor is None:
+        if not ctx.answer("can_add_gpus"):
+            raise NotApplicable("single-replica", **text_vars)
+        factor = 2
+    patch = _grow(ctx, "rollout", backend, "t", factor)
+    return StepResult(patch, vars=text_vars | {"new": next(iter(patch.values()))})
+
+
+@value_fn("actor_more_parallel")
+def actor_more_parallel(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+    layout = engine_layout(ctx.config, "actor") if ctx.has_config else None
+    if layout is None:
+        return StepResult()
+    backend = layout.backend
+    text_vars = {"engine": "actor", "backend": backend.text(), "gpus": backend.gpus}
+    if backend.hybrid:
+        raise NotApplicable("hybrid-layout", **text_vars)
+    factors = _factors(backend.size("d"))
+    if not factors:
+        if not ctx.answer("can_add_gpus"):
+            raise NotApplicable("single-replica", **text_vars)
+        factors = [2]
+    if backend.name in ("megatron", "archon"):
+        patch = _grow(ctx, "actor", backend, "p", factors[0])
+        return StepResult(patch, vars=text_vars | {"new": next(iter(patch.values()))})
+    heads = _number(ctx.answer("attention_heads"))
+    if heads is None:
+        raise NotApplicable("heads-unknown", **text_vars)
+    cp = backend.size("c")
+    usable = [f for f in factors if heads % (cp * f) == 0]
+    if not usable:
+        raise NotApplicable("cp-not-dividing", heads=int(heads), **text_vars)
+    try:
+        patch = _grow(ctx, "actor", backend, "c", usable[0])
+    except BackendError:
+        return StepResult(vars=text_vars)
+    return StepResult(patch, vars=text_vars | {"new": next(iter(patch.values())), "heads": heads})
+
+
+# --- environment and explanations -------------------------------------------------------
+
+
+@value_fn("expandable_segments_env")
+def expandable_segments_env(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+    """Add expandable_segments:True to whatever PYTORCH_CUDA_ALLOC_CONF already holds."""
+    current = str(ctx.report.facts.get("alloc_conf") or "").strip().strip(",")
+    value = f"{current},expandable_segments:True" if current else "expandable_segments:True"
+    return StepResult(env={step["env"]: value})
+
+
+@value_fn("optimizer_memory")
+def optimizer_memory(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+    """12 bytes/param with fp32 master + AdamW states, 8 with bf16 + Kahan (the guide)."""
+    params = _number(ctx.lookup("derived.model_params_b"))
+    if params is None and step.get("ask"):
+        params = _number(ctx.answer("model_params_b"))
+    if params is None:
+        return StepResult()
+    layout = engine_layout(ctx.config, "actor") if ctx.has_config else None
+    gpus = layout.backend.gpus if layout is not None else None
+    adam, bf16 = 12 * params, 8 * params
+    text_vars: dict[str, Any] = {
+        "params_b": params,
+        "adam_gb": _round(adam),
+        "bf16_gb": _round(bf16),
+    }
+    if gpus:
+        text_vars |= {
+            "train_gpus": gpus,
+            "adam_per_gpu_gb": _round(adam / gpus),
+            "bf16_per_gpu_gb": _round(bf16 / gpus),
+        }
+    return StepResult(vars=text_vars)
+
+
+def _round(value: float) -> float | int:
+    rounded = round(value, 1)
+    return int(rounded) if float(rounded).is_integer() else rounded
