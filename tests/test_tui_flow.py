@@ -1,0 +1,268 @@
+"""Whole TUI sessions driven by Pilot over a stub pipeline (the TUI's own flow).
+
+Each test asserts on state: the question shown, the answer recorded in the
+pipeline call, the patch displayed, the file written, the strings switched.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from textual.widgets import Collapsible, Input, OptionList, Static, TabbedContent
+from tui_helpers import (
+    FIXTURES,
+    StubPipeline,
+    chat_texts,
+    paste,
+    pilot_test,
+    settle,
+    shown,
+    type_line,
+)
+
+from assistant import pipeline
+from assistant.tui import make_app
+from assistant.tui.screens import HelpScreen, PathPrompt
+from assistant.tui.widgets.paste import PasteArea
+from assistant.tui.widgets.question import QuestionPrompt
+
+SIZE = (120, 40)
+
+
+@pytest.fixture
+def stub(monkeypatch: pytest.MonkeyPatch) -> StubPipeline:
+    fake = StubPipeline()
+    monkeypatch.setattr(pipeline, "diagnose_text", fake.diagnose_text)
+    monkeypatch.setattr(pipeline, "diagnose_paths", fake.diagnose_paths)
+    monkeypatch.setattr(pipeline, "conclude", fake.conclude)
+    return fake
+
+
+def active_tab(app) -> str:
+    return app.query_one(TabbedContent).active
+
+
+def static_text(app, selector: str) -> str:
+    return shown(app.query_one(selector, Static))
+
+
+@pilot_test
+async def test_paste_answer_both_questions_and_save_the_patch(stub, tmp_path):
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        prompt = app.query_one(QuestionPrompt)
+        assert prompt.question is not None and prompt.question.id == "multi_turn"
+        assert "(en) Is the rollout multi-turn?" in chat_texts(app)[-1]
+        assert active_tab(app) == "tab-evidence"
+        assert "Tried to allocate 6.50 GiB" in app.query_one(PasteArea).text
+
+        await pilot.click("#choice-answer", offset=(4, 1))  # the first choice: yes
+        await settle(pilot)
+        assert stub.calls[-1]["answers"] == {"multi_turn": ("yes", "user")}
+        assert prompt.question.id == "longest_conversation_tokens"
+        assert isinstance(app.focused, Input) and app.focused.id == "number-answer"
+
+        await pilot.press(*"6144", "enter")
+        await settle(pilot)
+        assert stub.calls[-1]["answers"]["longest_conversation_tokens"] == ("6144", "user")
+        assert app.question is None and not prompt.display
+        assert active_tab(app) == "tab-patch"
+        assert "max_tokens_per_mb: 8192" in static_text(app, "#patch-yaml")
+        assert "actor.mb_spec.max_tokens_per_mb=8192" in static_text(app, "#patch-overrides")
+        assert chat_texts(app, "user")[-2:] == ["yes", "6144"]
+
+        await pilot.press("ctrl+s")
+        assert isinstance(app.screen, PathPrompt)
+        target = tmp_path / "patch.yaml"
+        app.screen.query_one(Input).value = str(target)
+        await pilot.press("enter")
+        await settle(pilot)
+        saved = yaml.safe_load(target.read_text())
+        assert saved == {"actor": {"mb_spec": {"max_tokens_per_mb": 8192}}}
+        assert str(target) in chat_texts(app)[-1]
+
+
+@pilot_test
+async def test_the_default_button_and_typed_answers(stub):
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        await pilot.click("#use-default")
+        await settle(pilot)
+        assert stub.calls[-1]["answers"] == {"multi_turn": ("no", "default")}
+        assert "max_tokens_per_mb: 3072" in static_text(app, "#patch-yaml")
+
+        await pilot.press("ctrl+r")
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        await type_line(pilot, "是")  # typed in the chat, in the other language
+        assert stub.calls[-1]["answers"] == {"multi_turn": ("yes", "user")}
+        await type_line(pilot, "12000")
+        assert stub.calls[-1]["answers"]["longest_conversation_tokens"] == ("12000", "user")
+        assert "max_tokens_per_mb: 14048" in static_text(app, "#patch-yaml")
+
+
+@pilot_test
+async def test_copy_puts_patch_and_overrides_on_the_clipboard(stub):
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+y")
+        assert app.clipboard == "" and "no patch to copy" in chat_texts(app)[-1]
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        await pilot.click("#use-default")
+        await settle(pilot)
+        await pilot.press("ctrl+y")
+        copied = app.clipboard
+        assert yaml.safe_load(copied) == {"actor": {"mb_spec": {"max_tokens_per_mb": 3072}}}
+        assert "actor.mb_spec.max_tokens_per_mb=3072" in copied
+
+
+@pilot_test
+async def test_language_toggle_switches_strings_and_asks_again(stub):
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        assert app.query_one(TabbedContent).get_tab("tab-patch").label.plain == "Patch"
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        assert app.lang == "zh" and stub.calls[-1]["lang"] == "zh"
+        assert app.query_one(TabbedContent).get_tab("tab-patch").label.plain == "补丁"
+        shown = {b.binding.description for b in app.active_bindings.values() if b.binding.show}
+        assert {"打开", "保存补丁", "English", "退出"} <= shown
+        assert "(zh) Is the rollout multi-turn?" in chat_texts(app)[-1]
+        options = app.query_one("#choice-answer", OptionList)
+        assert [str(options.get_option_at_index(i).prompt) for i in range(2)] == ["1. 是", "2. 否"]
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        assert app.lang == "en" and "Switched to English." in chat_texts(app)
+
+
+@pilot_test
+async def test_markup_and_escapes_in_a_log_are_shown_as_text(stub):
+    log = (FIXTURES / "markup_injection.log").read_text() + "tail \x1b[31mred\x1b[0m [bold]\n"
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await paste(pilot, log)
+        assert app.question is not None  # diagnosed, not crashed
+        evidence = app.query_one("#evidence")
+        texts = "\n".join(shown(static) for static in evidence.query(Static))
+        assert "[/] [link=file:///etc/passwd]x[/link] [b]." in texts
+        summary = next(text for text in chat_texts(app) if "Memory failure" in text)
+        assert "[link=file:///etc/passwd]x[/link]" in summary
+        assert "\u241b[31mred" in app.query_one(PasteArea).text  # ESC shown, not obeyed
+        await type_line(pilot, "[bold]what[/] [link=x]is this")
+        assert "[bold]what[/] [link=x]is this" in chat_texts(app, "user")
+
+
+@pilot_test
+async def test_cascade_is_folded_in_the_evidence_tab(stub):
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        folded = list(app.query(Collapsible).filter(".cascade"))
+        assert len(folded) == 1 and folded[0].collapsed
+        assert "NCCL timeout" in str(folded[0].title)
+
+
+@pilot_test
+async def test_a_question_in_the_chat_opens_the_guide(stub):
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "what does fsdp:d2c2 mean")
+        assert active_tab(app) == "tab-docs"
+        docs = app.query_one("#docs")
+        assert docs.opened == app.session.docs[0].section
+        assert "From the OOM guide" in chat_texts(app)[-1]
+        assert app.session.diagnosis is None  # names no phase: no tree started
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        opened = app.query_one("#docs-section")
+        assert opened.source.startswith("# ")
+        assert any("\u4e00" <= char <= "\u9fff" for char in opened.source)
+
+
+@pilot_test
+async def test_a_description_that_names_a_phase_starts_the_tree(stub):
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "OOM during training step")
+        assert app.session.report is not None and app.session.report.input_kind == "description"
+        assert app.question is not None and app.question.id == "multi_turn"
+
+
+@pilot_test
+async def test_open_a_config_then_the_patch_has_a_diff_and_save_refuses_the_original(stub):
+    config = FIXTURES / "experiment.yaml"
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+o")
+        app.screen.query_one(Input).value = str(config)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert str(getattr(app.session.config, "path", "")) == str(config)
+        assert "experiment.yaml" in app.sub_title
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        await pilot.click("#use-default")
+        await settle(pilot)
+        assert "+    max_tokens_per_mb: 3072" in static_text(app, "#patch-diff")
+
+        await pilot.press("ctrl+s")
+        app.screen.query_one(Input).value = str(config)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "already exists" in chat_texts(app)[-1]
+        assert "max_tokens_per_mb: 32768" in config.read_text()
+
+
+@pilot_test
+async def test_a_log_given_as_path_is_diagnosed_at_start(stub):
+    app = make_app(str(FIXTURES / "training_oom.log"), lang="zh")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.session.report is not None and app.session.report.files == ["training_oom.log"]
+        assert "(zh) Is the rollout multi-turn?" in chat_texts(app)[-1]
+
+
+@pilot_test
+async def test_help_and_start_over(stub):
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        assert app.session.diagnosis is not None
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert app.session.diagnosis is None and app.question is None
+        assert len(chat_texts(app)) == 1 and app.query_one(PasteArea).text == ""
+
+
+@pilot_test
+async def test_a_bad_answer_is_reported_and_the_question_stays(stub, monkeypatch):
+    from assistant.errors import UserError
+
+    def refuse(*args, **kwargs):
+        raise UserError("longest_conversation_tokens must be a positive number")
+
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        monkeypatch.setattr(pipeline, "conclude", refuse)
+        await type_line(pilot, "yes")
+        assert "must be a positive number" in chat_texts(app, "error")[-1]
+        assert app.question is not None and app.question.id == "multi_turn"
+        assert app.session.answers == {}
+
+
+@pilot_test
+async def test_a_crash_in_a_stage_is_shown_not_raised(stub, monkeypatch):
+    def broken(*args, **kwargs):
+        raise KeyError("phase")
+
+    monkeypatch.setattr(pipeline, "diagnose_text", broken)
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        assert "Internal error" in chat_texts(app, "error")[-1]
+        assert app.is_running

@@ -1,0 +1,248 @@
+"""Helpers for the TUI tests: waiting for the worker, reading the chat, a stub pipeline.
+
+The stub stands in for the classify and decide stages, so the TUI's own flow
+(questions one at a time, answers recorded, patch shown) is tested apart from
+how well those stages judge a log; ``test_tui_session.py`` drives the real ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import events
+from textual.pilot import Pilot
+from textual.widgets import Input, Static, TextArea
+
+from assistant.models import (
+    Consequence,
+    Decision,
+    Diagnosis,
+    Evidence,
+    Finding,
+    LogReport,
+    Question,
+    Recommendation,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "tui"
+OOM_MARK = "out of memory"
+
+
+def pilot_test(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
+    """Run an async Pilot test under plain pytest (fixtures still come by name)."""
+
+    @functools.wraps(test)
+    def run(*args: Any, **kwargs: Any) -> None:
+        asyncio.run(test(*args, **kwargs))
+
+    return run
+
+
+async def settle(pilot: Pilot) -> None:
+    """Wait until no pipeline job runs and every message it caused was handled."""
+    for _ in range(3):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+    await pilot.pause()
+
+
+async def paste(pilot: Pilot, text: str) -> None:
+    """A bracketed paste into the focused widget, as a terminal delivers it."""
+    target = pilot.app.focused or pilot.app.screen
+    target.post_message(events.Paste(text))
+    await pilot.pause()
+    await settle(pilot)
+
+
+async def type_line(pilot: Pilot, text: str) -> None:
+    """Type ``text`` into the chat line and press Enter."""
+    chat = pilot.app.query_one("#chat-input", Input)
+    chat.focus()
+    chat.value = text
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+def chat_texts(app: Any, role: str | None = None) -> list[str]:
+    return [m.plain for m in app.query("ChatMessage") if role is None or m.role == role]
+
+
+def shown(static: Static) -> str:
+    """The text a Static shows (plain, whatever kind of renderable it holds)."""
+    content = static.content
+    if isinstance(content, Syntax):
+        return content.code
+    if isinstance(content, Text):
+        return content.plain
+    return str(content)
+
+
+def blink_off(app: Any) -> None:
+    """Solid cursors, so a snapshot does not depend on when it was taken."""
+    for widget in app.screen.query("Input, TextArea"):
+        if isinstance(widget, Input | TextArea):
+            widget.cursor_blink = False
+
+
+def generated_log(lines: int) -> str:
+    """A long training log: steps, rollout chatter, then one OOM near the end."""
+    rows = []
+    for number in range(lines - 3):
+        if number % 3:
+            rows.append(
+                f"[rollout] [2027-01-05 10:{number // 60 % 60:02d}:{number % 60:02d}] Decode batch."
+                f" #running-req: {number % 97}, #token: {number * 13 % 500000}, token usage: 0.5"
+            )
+        else:
+            rows.append(
+                "[main]    (AReaL) 20270105-10:00:00.000 StatsLogger INFO:"
+                f" Train step {number} done."
+            )
+    rows += [
+        "[actor]   [rank2]: Traceback (most recent call last):",
+        "[actor]   [rank2]:     logits = logits.float()",
+        "[actor]   [rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB."
+        " GPU 2 has a total capacity of 79.11 GiB of which 1.10 GiB is free.",
+    ]
+    return "\n".join(rows) + "\n"
+
+
+@dataclass
+class StubPipeline:
+    """A classify + decide stand-in with a fixed two-question tree.
+
+    multi_turn (yes/no, default no); when yes, longest_conversation_tokens (a
+    number). The patch sets max_tokens_per_mb from the answers. Question texts
+    carry the language, so a test can see them switch.
+    """
+
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def report(self, text: str, name: str) -> LogReport:
+        rows = text.splitlines()
+        if len(rows) <= 1 and "Error" not in text:
+            phase = "training" if "train" in text.lower() else "unknown"
+            return LogReport(
+                oom=phase != "unknown",
+                phase=phase,
+                kind="cuda_oom" if phase != "unknown" else "none",
+                confidence=0.5,
+                input_kind="description",
+                lines_read=1,
+            )
+        hits = [n for n, row in enumerate(rows) if OOM_MARK in row.lower()]
+        if not hits:
+            return LogReport(
+                oom=False,
+                phase="none",
+                kind="none",
+                confidence=0.0,
+                lines_read=len(rows),
+                files=[name],
+            )
+        at = hits[-1]
+        failure = Evidence(
+            name, at + 1, rows[at].strip(), rank=1, context=tuple(rows[max(0, at - 2) : at])
+        )
+        finding = Finding(
+            "stub", "cuda_oom", "training", [failure], count=1, ranks=[1], files=[name]
+        )
+        consequences = [
+            Consequence(
+                "nccl_timeout",
+                1,
+                [0],
+                Evidence(name, n + 1, row.strip(), rank=0, role="consequence"),
+            )
+            for n, row in enumerate(rows)
+            if "Watchdog" in row
+        ]
+        return LogReport(
+            oom=True,
+            phase="training",
+            kind="cuda_oom",
+            confidence=0.9,
+            evidence=[failure],
+            findings=[finding],
+            consequences=consequences,
+            lines_read=len(rows),
+            files=[name],
+        )
+
+    def conclude(
+        self,
+        report: LogReport,
+        *,
+        config: Any = None,
+        answers: Any = None,
+        lang: str = "en",
+        use_defaults: bool = True,
+    ) -> Diagnosis:
+        answers = dict(answers or {})
+        self.calls.append({"answers": answers, "lang": lang, "config": config})
+        decision = Decision()
+        if report.oom:
+            decision.questions = self.questions(answers, lang)
+            if not decision.open_questions:
+                self.fix(decision, answers)
+        diagnosis = Diagnosis(report=report, decision=decision, lang=lang)
+        if config is not None and decision.patch:
+            from assistant.config import patched_text, unified_diff
+
+            value = decision.patch["actor"]["mb_spec"]["max_tokens_per_mb"]
+            diagnosis.patched_config = patched_text(
+                config, {"actor.mb_spec.max_tokens_per_mb": value}
+            )
+            diagnosis.config_diff = unified_diff(config, diagnosis.patched_config)
+        return diagnosis
+
+    def questions(self, answers: dict[str, tuple[str, str]], lang: str) -> list[Question]:
+        multi = Question(
+            "multi_turn", f"({lang}) Is the rollout multi-turn?", "yesno", default="no"
+        )
+        asked = [multi]
+        if "multi_turn" in answers:
+            multi.answer, multi.source = answers["multi_turn"]
+            if multi.answer == "yes":
+                longest = Question(
+                    "longest_conversation_tokens",
+                    f"({lang}) Longest conversation in tokens?",
+                    "number",
+                )
+                if "longest_conversation_tokens" in answers:
+                    longest.answer, longest.source = answers["longest_conversation_tokens"]
+                asked.append(longest)
+        return asked
+
+    @staticmethod
+    def fix(decision: Decision, answers: dict[str, tuple[str, str]]) -> None:
+        longest = int(float(answers.get("longest_conversation_tokens", ("1024", ""))[0]))
+        value = longest + 2048
+        decision.recommendations = [
+            Recommendation(
+                "train-micro-batch",
+                "Optimize micro-batch size",
+                "The failure is in the training step.",
+                {"actor.mb_spec.max_tokens_per_mb": value},
+            )
+        ]
+        decision.patch = {"actor": {"mb_spec": {"max_tokens_per_mb": value}}}
+        decision.cli_overrides = [f"actor.mb_spec.max_tokens_per_mb={value}"]
+
+    def diagnose_text(self, text: str, *, name: str = "<pasted>", **options: Any) -> Diagnosis:
+        return self.conclude(self.report(text, name), **options)
+
+    def diagnose_paths(
+        self, paths: list[str], *, progress: Any = None, **options: Any
+    ) -> Diagnosis:
+        text = Path(paths[0]).read_text(encoding="utf-8")
+        if progress is not None:
+            progress(len(text.splitlines()), len(text.splitlines()))
+        return self.conclude(self.report(text, Path(paths[0]).name), **options)
