@@ -114,6 +114,7 @@ class Conversation:
                 doc.section,
                 section_title(doc.section, self.lang),
                 doc.snippet if doc.lang == self.lang else "",
+                doc.terms,
             )
             for doc in docs[:CHAT_DOCS]
         ]

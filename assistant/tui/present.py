@@ -6,7 +6,7 @@ pipeline. Every string from a log goes through ``literal`` so it shows as text.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from rich.text import Text
 
@@ -144,16 +144,23 @@ def _scalar(value: object) -> str:
 
 
 def docs_text(
-    docs: Iterable[tuple[str, str, str]], lang: str, *, intro_key: str = "chat.docs_intro"
+    docs: Iterable[tuple[str, str, str, Sequence[str]]],
+    lang: str,
+    *,
+    intro_key: str = "chat.docs_intro",
 ) -> Text:
-    """Matching guide sections: (section id, title, snippet) each."""
+    """Matching guide sections: (section id, title, snippet, matched terms) each."""
     parts: list[Text | str] = [Text(t(intro_key, lang), style="bold")]
-    for section, title, snippet in docs:
+    for section, title, snippet, terms in docs:
         entry = Text("• ", end="")
         entry.append_text(literal(title, "bold cyan"))
         entry.append(f"  [{section}]", style="dim")
         parts.append(entry)
         if snippet:
-            parts.append(quoted("   " + " ".join(snippet.split()), "dim"))
+            line = quoted("   " + " ".join(snippet.split()), "dim")
+            line.highlight_words(
+                [term for term in terms if term], "bold yellow", case_sensitive=False
+            )
+            parts.append(line)
     parts.append(Text(t("chat.docs_hint", lang), style="italic"))
     return lines(*parts)

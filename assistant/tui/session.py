@@ -31,6 +31,7 @@ class DocItem:
     score: float
     snippet: str = ""
     lang: str = ""  # language of ``snippet``
+    terms: tuple[str, ...] = ()  # query terms the snippet matched
 
 
 @dataclass
@@ -131,7 +132,9 @@ class Ask:
         if diagnosis.report.input_kind != "description":
             return Outcome("log", diagnosis=diagnosis, answers={}, docs=docs_of(diagnosis))
         hits = search(self.text, lang=detect_lang(self.text), k=SEARCH_RESULTS)
-        docs = [DocItem(hit.section, hit.score, hit.snippet, hit.lang) for hit in hits]
+        docs = [
+            DocItem(hit.section, hit.score, hit.snippet, hit.lang, tuple(hit.terms)) for hit in hits
+        ]
         return Outcome("ask", diagnosis=diagnosis, answers={}, docs=docs, query=self.text)
 
 
