@@ -47,14 +47,15 @@ class Resolver:
         self.data = data
 
     def lookup(self, key: str, *, resolve: bool = True, _stack: tuple[str, ...] = ()) -> Any:
+        """The value at ``key``; parents written as interpolations are always followed,
+        the value itself only when ``resolve`` is true."""
         node: Any = self.data
-        for index, part in enumerate(key.split(".")):
-            if resolve and has_interpolation(node):
-                node = self._resolve(node, _stack)
+        parts = key.split(".")
+        for index, part in enumerate(parts):
             if not isinstance(node, dict) or part not in node:
                 return UNKNOWN
             node = node[part]
-            if resolve and has_interpolation(node) and index < len(key.split(".")) - 1:
+            if has_interpolation(node) and index < len(parts) - 1:
                 node = self._resolve(node, _stack + (key,))
         return self._resolve(node, _stack + (key,)) if resolve else node
 
