@@ -1,0 +1,78 @@
+"""search(): rank guide sections for a question, with snippets and matched terms."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from assistant.errors import UserError
+from assistant.search.index import DEFAULT_CONFIG, IndexConfig, section_index
+from assistant.search.sections import LANGS
+from assistant.search.snippets import best_snippet
+from assistant.search.tokenize import detect_lang, query_terms, query_weights
+
+# Longer queries are cut here: a pasted log of 100k characters would otherwise be
+# segmented and scored term by term for no better ranking.
+MAX_QUERY_CHARS = 2000
+SEARCH_LANGS = (*LANGS, "all")
+
+
+@dataclass
+class SearchHit:
+    section: str
+    lang: str
+    title: str
+    score: float
+    snippet: str = ""
+    terms: list[str] = field(default_factory=list)
+
+
+def search(
+    query: str,
+    lang: str | None = None,
+    k: int = 5,
+    *,
+    config: IndexConfig = DEFAULT_CONFIG,
+) -> list[SearchHit]:
+    """The ``k`` guide sections that best match ``query``, best first.
+
+    ``lang`` None follows the query's script (see detect_lang); ``"zh"`` or ``"en"``
+    searches that language's guide; ``"all"`` searches both and merges by score.
+    An empty query is a UserError; a query with nothing searchable returns ``[]``.
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise UserError("empty search query")
+    if k < 0:
+        raise UserError(f"the number of results must be positive, not {k}")
+    langs = _langs_for(query, lang)
+    terms = query_terms(query[:MAX_QUERY_CHARS])
+    if not terms or k == 0:
+        return []
+    weights = query_weights(terms)
+    ranked: list[tuple[float, int, dict[str, Any], Any]] = []
+    for order, language in enumerate(langs):
+        index = section_index(language, config)
+        for score, doc in index.rank(weights):
+            ranked.append((score, order, doc, index))
+    ranked.sort(key=lambda item: (-item[0], item[1]))
+    return [_hit(doc, score, terms, index) for score, _order, doc, index in ranked[:k]]
+
+
+def _langs_for(query: str, lang: str | None) -> tuple[str, ...]:
+    if lang is None:
+        return (detect_lang(query),)
+    if lang not in SEARCH_LANGS:
+        raise UserError(f"--lang must be one of {', '.join(SEARCH_LANGS)}, not {lang!r}")
+    return LANGS if lang == "all" else (lang,)
+
+
+def _hit(doc: dict[str, Any], score: float, terms: list[str], index: Any) -> SearchHit:
+    snippet, matched = best_snippet(doc["sentences"], terms, index.idf)
+    return SearchHit(
+        section=doc["id"],
+        lang=doc["lang"],
+        title=doc["title"],
+        score=round(score, 4),
+        snippet=snippet,
+        terms=matched,
+    )

@@ -1,0 +1,125 @@
+"""The bilingual glossary (``knowledge/glossary.yaml``) and document expansion.
+
+Each glossary entry is a ring of equivalent terms in English and Chinese. A section
+that contains any term of a ring gets the terms of the whole ring added to its search
+document, so a question in other words or in the other language still finds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from assistant.errors import KnowledgeError
+from assistant.search.tokenize import has_cjk, normalize, tokenize
+
+
+@dataclass(frozen=True)
+class GlossaryEntry:
+    terms: tuple[str, ...]
+
+    @cached_property
+    def chinese_patterns(self) -> tuple[str, ...]:
+        """Chinese terms, normalised with spaces removed (``GPU 内存`` -> ``gpu内存``)."""
+        return tuple(squeeze(term) for term in self.terms if has_cjk(term))
+
+    @cached_property
+    def word_patterns(self) -> tuple[str, ...]:
+        """Other terms as `` token token `` lines (whole tokens, see MatchableText)."""
+        lines = (" ".join(tokenize(term)) for term in self.terms if not has_cjk(term))
+        return tuple(f" {line} " for line in lines if line)
+
+    @cached_property
+    def index_terms(self) -> tuple[str, ...]:
+        """The distinct BM25 terms of the whole ring.
+
+        Single characters split off longer Chinese terms (爆 from 爆了) are kept: leaving
+        them out lowered recall in our measurements.
+        """
+        return tuple(dict.fromkeys(token for term in self.terms for token in tokenize(term)))
+
+
+def squeeze(text: str) -> str:
+    return "".join(normalize(text).split())
+
+
+class MatchableText:
+    """A document prepared for glossary matching.
+
+    English terms match as runs of whole tokens, so ``tp`` does not match inside
+    ``http`` and ``tokens`` matches ``token``. Chinese terms match as substrings of the
+    text with spaces removed, except where an occurrence crosses an occurrence of
+    another term that starts earlier: in ``微批大小`` the term ``微批`` (micro-batch)
+    wins and ``批大小`` (batch size) is not seen. Nested occurrences both count
+    (``显存不足`` is both "GPU memory" and "OOM").
+    """
+
+    def __init__(self, text: str) -> None:
+        self._squeezed = squeeze(text)
+        latin = "".join(" " if has_cjk(char) else char for char in text)
+        self._token_line = f" {' '.join(tokenize(latin))} "
+
+    def has_words(self, pattern: str) -> bool:
+        return pattern in self._token_line
+
+    def chinese_occurrences(self, pattern: str) -> list[tuple[int, int]]:
+        spans = []
+        start = self._squeezed.find(pattern)
+        while start >= 0:
+            spans.append((start, start + len(pattern)))
+            start = self._squeezed.find(pattern, start + 1)
+        return spans
+
+
+def matched_entries(text: str, entries: list[GlossaryEntry]) -> list[GlossaryEntry]:
+    """The entries that ``text`` mentions, in glossary order."""
+    doc = MatchableText(text)
+    occurrences: list[tuple[int, int, int]] = []
+    matched: set[int] = set()
+    for number, entry in enumerate(entries):
+        if any(doc.has_words(pattern) for pattern in entry.word_patterns):
+            matched.add(number)
+        for pattern in entry.chinese_patterns:
+            occurrences += [(s, e, number) for s, e in doc.chinese_occurrences(pattern)]
+    for start, end, number in occurrences:
+        if not any(s < start < e < end for s, e, _ in occurrences):
+            matched.add(number)
+    return [entries[number] for number in sorted(matched)]
+
+
+def expansion_terms(text: str, entries: list[GlossaryEntry]) -> list[str]:
+    """Distinct BM25 terms of every glossary ring that ``text`` mentions."""
+    terms: dict[str, None] = {}
+    for entry in matched_entries(text, entries):
+        terms.update(dict.fromkeys(entry.index_terms))
+    return list(terms)
+
+
+def parse_glossary(data: object) -> list[GlossaryEntry]:
+    """Validate the YAML structure: a list of mappings with ``en``/``zh`` term lists."""
+    if not isinstance(data, list):
+        raise KnowledgeError("glossary.yaml must be a list of entries")
+    entries = []
+    for number, item in enumerate(data, 1):
+        if not isinstance(item, dict) or not set(item) <= {"en", "zh"}:
+            raise KnowledgeError(f"glossary.yaml entry {number}: only 'en' and 'zh' lists")
+        terms = [str(term).strip() for key in ("en", "zh") for term in item.get(key) or []]
+        if len(terms) < 2 or not all(terms):
+            raise KnowledgeError(f"glossary.yaml entry {number}: needs two or more terms")
+        entries.append(GlossaryEntry(tuple(terms)))
+    return entries
+
+
+def load_glossary() -> list[GlossaryEntry]:
+    from assistant.knowledge import load_yaml
+
+    return parse_glossary(load_yaml("glossary.yaml"))
+
+
+def phase_words(phase: str) -> str:
+    """The words of ``knowledge/phase_terms.yaml`` for ``phase``, as one line of text."""
+    from assistant.knowledge import load_yaml
+
+    table = load_yaml("phase_terms.yaml") or {}
+    words = table.get(phase) or {}
+    return " ; ".join(str(term) for key in ("en", "zh") for term in words.get(key) or [])

@@ -1,0 +1,162 @@
+"""Compile guide sections into BM25 documents, cache them, and rank them.
+
+A compiled section keeps its fields apart (title, ancestor headings, config keys,
+body, glossary expansion) so that field weights are applied when the index is built
+in memory, by repeating a field's terms. Compiling needs YAML, Markdown clean-up and
+jieba; the result is cached as JSON in the user cache folder, keyed by a fingerprint of
+the knowledge files and of this package's code, so later processes skip all of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from assistant.errors import KnowledgeError
+from assistant.knowledge import knowledge_path
+from assistant.search import cache as index_cache
+from assistant.search.sections import EXTRA_PREFIX, LANGS
+
+CACHE_NAME = "search-index.json"
+_CODE_FILES = ("tokenize.py", "glossary.py", "plaintext.py", "sections.py", "index.py")
+FIELDS = ("title", "heading", "keys", "body", "phase", "glossary")
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How many times each field's terms count in the BM25 document."""
+
+    title: int = 2
+    heading: int = 1
+    keys: int = 2
+    body: int = 1
+    phase: int = 1
+    glossary: int = 1
+
+    def of(self, name: str) -> int:
+        return int(getattr(self, name))
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """BM25 parameters and field weights; the defaults are the measured choice."""
+
+    weights: Weights = field(default_factory=Weights)
+    k1: float = 1.2
+    b: float = 0.75
+    include_extra: bool = False
+
+
+DEFAULT_CONFIG = IndexConfig()
+
+
+class SectionIndex:
+    """BM25 over the compiled sections of one language."""
+
+    def __init__(self, docs: list[dict[str, Any]], config: IndexConfig = DEFAULT_CONFIG) -> None:
+        from assistant.search.bm25 import LuceneBM25
+
+        self.docs = [d for d in docs if config.include_extra or not is_extra(d["id"])]
+        if not self.docs:
+            raise KnowledgeError("the guide has no sections to search")
+        corpus = [document_terms(doc, config.weights) for doc in self.docs]
+        self.model = LuceneBM25(corpus, k1=config.k1, b=config.b)
+
+    def rank(self, query: dict[str, float]) -> list[tuple[float, dict[str, Any]]]:
+        """(score, compiled section) for every section that matches, best first.
+
+        ``query`` maps each query term to its weight (its count times its weight).
+        """
+        if not query:
+            return []
+        scores = self.model.weighted_scores(query)
+        ranked = [(float(score), doc) for score, doc in zip(scores, self.docs, strict=True)]
+        ranked = [item for item in ranked if item[0] > 0.0]
+        ranked.sort(key=lambda item: -item[0])  # stable: ties keep the guide's order
+        return ranked
+
+    def idf(self, term: str) -> float:
+        return float(self.model.idf.get(term, 0.0))
+
+
+def is_extra(section_id: str) -> bool:
+    return section_id.startswith(EXTRA_PREFIX)
+
+
+def document_terms(doc: dict[str, Any], weights: Weights) -> list[str]:
+    terms: list[str] = []
+    for name in FIELDS:
+        terms.extend(doc["fields"][name] * weights.of(name))
+    return terms
+
+
+@cache
+def section_index(lang: str, config: IndexConfig = DEFAULT_CONFIG) -> SectionIndex:
+    return SectionIndex(compiled_sections()[lang], config)
+
+
+@cache
+def compiled_sections() -> dict[str, list[dict[str, Any]]]:
+    """Compiled sections per language, from the cache when it is current."""
+    fingerprint = knowledge_fingerprint()
+    cached = index_cache.read_json(CACHE_NAME)
+    if isinstance(cached, dict) and cached.get("fingerprint") == fingerprint:
+        return cached["langs"]
+    langs = {lang: compile_language(lang) for lang in LANGS}
+    index_cache.write_json(CACHE_NAME, {"fingerprint": fingerprint, "langs": langs})
+    return langs
+
+
+def compile_language(lang: str) -> list[dict[str, Any]]:
+    from assistant.search.glossary import load_glossary
+    from assistant.search.sections import list_sections
+
+    entries = load_glossary()
+    return [compile_section(section, entries) for section in list_sections(lang)]
+
+
+def compile_section(section: Any, entries: list[Any]) -> dict[str, Any]:
+    """A section as plain JSON data: metadata, snippet sentences and field terms."""
+    from assistant.search.glossary import expansion_terms, phase_words
+    from assistant.search.plaintext import plain_sentences
+    from assistant.search.tokenize import tokenize
+
+    sentences = plain_sentences(section.body)
+    ancestors = " ".join(section.heading_path[:-1])
+    keys = " ".join(section.keys)
+    body = "\n".join(sentences)
+    phase = phase_words(section.phase)
+    full_text = "\n".join([section.title, ancestors, keys, body, phase])
+    return {
+        "id": section.id,
+        "lang": section.lang,
+        "title": section.title,
+        "heading_path": section.heading_path,
+        "keys": section.keys,
+        "phase": section.phase,
+        "sentences": sentences,
+        "fields": {
+            "title": tokenize(section.title),
+            "heading": tokenize(ancestors),
+            "keys": tokenize(keys),
+            "body": tokenize(body),
+            "phase": tokenize(phase),
+            "glossary": expansion_terms(full_text, entries),
+        },
+    }
+
+
+def knowledge_fingerprint() -> str:
+    """Hash of everything a compiled index depends on: data files and indexing code."""
+    digest = hashlib.sha256()
+    files = [path for lang in LANGS for path in sorted(knowledge_path("guide", lang).glob("*.md"))]
+    files += [knowledge_path(name) for name in ("glossary.yaml", "phase_terms.yaml")]
+    files.append(knowledge_path("jieba", "dict.txt"))
+    files += [Path(__file__).with_name(name) for name in _CODE_FILES]
+    for path in files:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()

@@ -1,0 +1,221 @@
+"""Turn Chinese, English and mixed text into BM25 terms.
+
+One tokenizer serves both languages, so a document and a query always go through the
+same rules whatever their script:
+
+* text is NFKC-normalised (full-width letters, digits and punctuation become ASCII) and
+  lower-cased;
+* runs of CJK characters are segmented by jieba, loaded with the small dictionary in
+  ``knowledge/jieba/`` (jieba is imported only when a CJK run is met, so English-only
+  text never pays for it);
+* everything else is split into words; config keys and backend strings are kept whole
+  *and* split (``actor.mb_spec.max_tokens_per_mb`` gives the whole key, ``actor``,
+  ``mb_spec``, ``mb``, ``spec``, ``max_tokens_per_mb``, ``max``, ``tokens`` ...;
+  ``fsdp:d2c2`` gives ``fsdp:d2c2 fsdp d2c2``), and plain words are lightly stemmed.
+
+Queries drop English function words (``how do i``, ``the``, ``of``): in a corpus of
+about fifteen sections even "the" keeps a noticeable idf, and removing them from queries
+raised recall@1 on held-out queries. Chinese function words are kept: removing them
+lowered recall (both measured by ``benchmarks/eval_search.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+# CJK Unified Ideographs (+ extension A and compatibility ideographs).
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_LATIN_LETTER = re.compile(r"[a-zA-Z]")
+# A word, key or backend string: starts and ends with a letter or digit and may hold
+# the joiners of config keys (``.``, ``_``, ``:``, ``/``, ``-``) in between.
+WORD_PATTERN = re.compile(r"[a-z0-9](?:[a-z0-9_.:/\-]*[a-z0-9])?")
+_KEY_SEPARATORS = re.compile(r"[.:/]")
+_NUMBER = re.compile(r"\d+(?:\.\d+)*")
+_JOINERS = re.compile(r"[_\-]")
+
+
+def normalize(text: str) -> str:
+    """NFKC + lower case: ``ＯＯＭ`` and ``OOM`` become the same term."""
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def detect_lang(text: str) -> str:
+    """``"zh"`` when the text has a meaningful share of Chinese, else ``"en"``.
+
+    Two CJK characters, or CJK making up a fifth of the letters, make a query Chinese;
+    a single stray character in an English question does not.
+    """
+    cjk = len(_CJK_CHAR.findall(text))
+    if cjk == 0:
+        return "en"
+    latin = len(_LATIN_LETTER.findall(text))
+    return "zh" if cjk >= 2 or cjk * 5 >= cjk + latin else "en"
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK_CHAR.search(text) is not None
+
+
+_STOP_WORDS_TEXT = """
+    a an the of to in on at for by with from into over under about as and or but if then so
+    than too very is are was were be been being do does did doing have has had i me my we our
+    you your it its this that these those there here what which who whom whose when where why
+    how can could should would will shall may might must just really still also not no any all
+    some more most much many such only own same other each few both again further once out up
+    down off"""
+ENGLISH_STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+
+
+def query_terms(text: str) -> list[str]:
+    """Terms of a search query: tokenize() without English function words."""
+    return [term for term in tokenize(text) if term not in ENGLISH_STOP_WORDS]
+
+
+def query_weights(terms: list[str]) -> dict[str, float]:
+    """Each query term with its weight: its count, damped for very common Chinese words.
+
+    With about fifteen sections a language, idf cannot tell that 能, 上 or 的 carry
+    little meaning (they occur in only a few sections). jieba's word frequencies know:
+    a Chinese word more frequent than 10^5 in jieba's corpus is damped by one step per
+    factor of ten (的 and 上 to about 0.7); rarer words and all other terms
+    keep weight 1. Unlike a stop-word list nothing is dropped.
+    """
+    weights: dict[str, float] = {}
+    for term in terms:
+        weights[term] = weights.get(term, 0.0) + _commonness_weight(term)
+    return weights
+
+
+COMMON_WORD_LOG_FREQ = 5.0
+
+
+@cache
+def _commonness_weight(term: str) -> float:
+    if not has_cjk(term):
+        return 1.0
+    freq = _jieba().FREQ.get(term) or 0
+    if freq <= 1:
+        return 1.0
+    excess = math.log10(freq) - COMMON_WORD_LOG_FREQ
+    return 1.0 / (1.0 + excess) if excess > 0 else 1.0
+
+
+def tokenize(text: str) -> list[str]:
+    """The BM25 terms of ``text`` in order (duplicates kept: they are term frequency)."""
+    return [term for _surface, terms in spans(text) for term in terms]
+
+
+def spans(text: str) -> Iterator[tuple[str, list[str]]]:
+    """Yield ``(surface, terms)`` pairs: each piece of the normalised text with its terms.
+
+    The surface string lets a caller highlight where a matched term came from.
+    """
+    text = normalize(text)
+    position = 0
+    for match in _CJK_RUN.finditer(text):
+        yield from _latin_spans(text[position : match.start()])
+        for word in _segment_cjk(match.group()):
+            yield word, [word]
+        position = match.end()
+    yield from _latin_spans(text[position:])
+
+
+def _latin_spans(text: str) -> Iterator[tuple[str, list[str]]]:
+    for match in WORD_PATTERN.finditer(text):
+        word = match.group()
+        yield word, word_terms(word)
+
+
+def word_terms(word: str) -> list[str]:
+    """Terms for one lower-case word, key or backend string (see the module docstring)."""
+    if _NUMBER.fullmatch(word):
+        return [word]
+    if not _KEY_SEPARATORS.search(word) and not _JOINERS.search(word):
+        return [stem(word)]
+    terms = [word]
+    for part in _KEY_SEPARATORS.split(word):
+        pieces = [piece for piece in _JOINERS.split(part) if piece]
+        if part != word and len(pieces) > 1:
+            terms.append(part)
+        terms.extend(stem(piece) for piece in pieces)
+    return terms
+
+
+_DOUBLE_CONSONANT = re.compile(r"([b-df-hj-np-tv-z])\1$")
+
+
+@cache
+def stem(word: str) -> str:
+    """A light English stemmer: plurals, -ing, -ed and a final -e.
+
+    Deliberately weaker than Porter: it only folds forms that mean the same thing here
+    (``tokens``/``token``, ``checkpointing``/``checkpoint``, ``reduced``/``reduce``/
+    ``reduces``, ``sizes``/``size``) and leaves short words and identifiers alone.
+    """
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "is")) and not _latin_us(word):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("eed"):
+            word = word[: -len(suffix)]
+            if _DOUBLE_CONSONANT.search(word) and not word.endswith(("ll", "ss", "zz")):
+                word = word[:-1]
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
+
+
+def _latin_us(word: str) -> bool:
+    """Words such as ``status`` or ``corpus`` keep their s; acronyms (``gpus``) do not."""
+    return word.endswith("us") and any(vowel in word[:-2] for vowel in "aeiou")
+
+
+def _segment_cjk(run: str) -> list[str]:
+    """jieba words; a word jieba's HMM guessed (not in the dictionary) also as characters.
+
+    Guessed words such as ``多卡上`` rarely recur verbatim in the guide, so their
+    characters give BM25 something to match, while dictionary words stay whole.
+    """
+    tokenizer = _jieba()
+    terms: list[str] = []
+    for word in tokenizer.lcut(run, HMM=True):
+        terms.append(word)
+        if len(word) > 1 and not tokenizer.FREQ.get(word):
+            terms.extend(word)
+    return terms
+
+
+@cache
+def _jieba() -> Any:
+    """A jieba tokenizer on the small dictionary, built once per process.
+
+    jieba's own prefix-dict cache goes to the areal-doctor cache folder when it is
+    writable; jieba's chatty logger is silenced.
+    """
+    import logging
+
+    import jieba
+
+    from assistant.knowledge import knowledge_path
+    from assistant.search.cache import cache_dir
+
+    jieba.setLogLevel(logging.CRITICAL)
+    tokenizer = jieba.Tokenizer(dictionary=str(knowledge_path("jieba", "dict.txt")))
+    folder = cache_dir()
+    if folder is not None:
+        tokenizer.tmp_dir = str(folder)
+    tokenizer.initialize()
+    return tokenizer
