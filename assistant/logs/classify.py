@@ -1,0 +1,151 @@
+"""From candidate lines to findings: match, group, order, read windows, score phases."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from assistant.logs.group import Group, drop_poisoned, drop_yielding, earlier, group_hits
+from assistant.logs.inputs import Source
+from assistant.logs.lines import clean_line
+from assistant.logs.match import FactHit, Hit, LineMatcher, extract_figures
+from assistant.logs.phase import PhaseResult, score_phase
+from assistant.logs.rules import Rules, Signature
+from assistant.logs.scan import RangeScan
+from assistant.logs.windows import Window, read_window
+
+MAX_WINDOWS = 24  # groups that get a window (and so a phase); the rest keep their line
+MAX_WEAK_CHECKS = 16
+
+
+@dataclass
+class Analysed:
+    """One group of memory-failure lines with what its window told."""
+
+    group: Group
+    signature: Signature
+    window: Window | None
+    phase: PhaseResult | None
+    figures: dict = field(default_factory=dict)
+    ts_key: tuple[float, ...] | None = None
+
+
+@dataclass
+class Collected:
+    """Everything the full rules found in the candidate lines of all sources."""
+
+    hits: list[Hit] = field(default_factory=list)
+    facts: dict[str, FactHit] = field(default_factory=dict)
+    dropped: int = 0
+
+
+def collect(
+    sources: Sequence[Source], scans: Sequence[RangeScan], matcher: LineMatcher
+) -> Collected:
+    """Classify every candidate line; keep the first line that shows each fact."""
+    out = Collected()
+    for index, scan in enumerate(scans):
+        out.dropped += scan.dropped
+        for cand in scan.candidates:
+            clean = clean_line(cand.data.decode("utf-8", errors="replace"))
+            hit = matcher.classify(clean, index, cand.line, cand.offset)
+            if hit is not None:
+                out.hits.append(hit)
+            for rule, value in matcher.facts(clean.text):
+                if rule.fact not in out.facts:
+                    out.facts[rule.fact] = FactHit(rule.fact, value, rule.id, index, cand.line)
+    return out
+
+
+class Analyser:
+    """Turns memory-failure hits into ordered, analysed groups."""
+
+    def __init__(self, sources: Sequence[Source], rules: Rules) -> None:
+        self.sources = sources
+        self.rules = rules
+        self._inherited: dict[tuple[int, int], tuple[float, ...]] = {}
+
+    def ts_of(self, hit: Hit) -> tuple[float, ...] | None:
+        return hit.clean.ts_key or self._inherited.get((hit.source, hit.line))
+
+    def memory_hits(self, hits: Sequence[Hit]) -> tuple[list[Hit], list[Hit]]:
+        """(memory hits kept, hits demoted to plain errors: uncorroborated or caused)."""
+        rules = self.rules
+        sig_hits = [h for h in hits if h.category == "signature"]
+        sig_hits = drop_yielding(sig_hits, {s.id: s.yields_to for s in rules.signatures})
+        poison_ids = {x.id for x in rules.lookalikes if x.poisons}
+        poisons = [h for h in hits if h.category == "lookalike" and h.rule in poison_ids]
+        sig_hits, poisoned = drop_poisoned(sig_hits, poisons)
+        strong = [h for h in sig_hits if not rules.signature(h.rule).weak]
+        weak = [h for h in sig_hits if rules.signature(h.rule).weak]
+        confirmed, unconfirmed = self._corroborate(weak)
+        return strong + confirmed, poisoned + unconfirmed
+
+    def _corroborate(self, weak: list[Hit]) -> tuple[list[Hit], list[Hit]]:
+        confirmed: list[Hit] = []
+        unconfirmed: list[Hit] = []
+        for number, group in enumerate(group_hits(weak, self.ts_of)):
+            sig = self.rules.signature(group.signature)
+            ok = False
+            if number < MAX_WEAK_CHECKS:
+                window = self._window(group.first)
+                ok = any(p.search(line.text) for line in window.lines for p in sig.corroborate)
+            (confirmed if ok else unconfirmed).extend(group.hits)
+        return confirmed, unconfirmed
+
+    def _window(self, hit: Hit) -> Window:
+        source = self.sources[hit.source]
+        return read_window(source.path, hit.offset, hit.line)
+
+    def analyse(self, memory_hits: list[Hit]) -> list[Analysed]:
+        """Groups with windows, phases and figures, root cause first."""
+        groups = group_hits(memory_hits, self.ts_of)
+        analysed: list[Analysed] = []
+        for number, group in enumerate(groups):
+            sig = self.rules.signature(group.signature)
+            if number >= MAX_WINDOWS:
+                figures = extract_figures(sig, group.first.text)
+                analysed.append(Analysed(group, sig, None, None, figures))
+                continue
+            analysed.append(self._analyse_group(group, sig))
+        return self._root_first(analysed)
+
+    def _analyse_group(self, group: Group, sig: Signature) -> Analysed:
+        first = group.first
+        window = self._window(first)
+        fail = window.center
+        message = "\n".join(line.text for line in window.lines[fail : fail + sig.lines])
+        figures = extract_figures(sig, message or first.text)
+        copies = [h.text for h in group.hits[1:8]]
+        phase = score_phase(window, fail, sig, self.rules.phases, copies)
+        ts_key = first.clean.ts_key or _inherit_ts(window, fail)
+        if ts_key is not None:
+            self._inherited[(first.source, first.line)] = ts_key
+        return Analysed(group, sig, window, phase, figures, ts_key)
+
+    def _root_first(self, analysed: list[Analysed]) -> list[Analysed]:
+        from functools import cmp_to_key
+
+        def order(a: Analysed, b: Analysed) -> int:
+            return earlier(a.group.first, b.group.first, self.ts_of)
+
+        return sorted(analysed, key=cmp_to_key(order))
+
+
+def _inherit_ts(window: Window, fail: int) -> tuple[float, ...] | None:
+    """A traceback has no timestamps: take the nearest earlier stamped line of the process."""
+    stream = window.lines[fail].clean.stream
+    for line in reversed(window.lines[:fail]):
+        if line.clean.ts_key is not None and line.clean.stream in (stream, ""):
+            return line.clean.ts_key
+    return None
+
+
+def first_in_time(
+    hits: Sequence[Hit], ts_of: Callable[[Hit], tuple[float, ...] | None]
+) -> Hit | None:
+    best: Hit | None = None
+    for hit in hits:
+        if best is None or earlier(hit, best, ts_of) < 0:
+            best = hit
+    return best

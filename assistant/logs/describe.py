@@ -1,0 +1,87 @@
+"""Classify a short description ("训练时显存爆了", "OOM during weight sync").
+
+The TUI chat and ``diagnose -`` accept a sentence instead of a log; the phase
+and kind come from the bilingual keyword lists in knowledge/describe.yaml.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from assistant.models import Evidence, LogReport
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def language_of(text: str) -> str:
+    """ "zh" when Chinese carries most of the words of ``text``."""
+    cjk = len(_CJK.findall(text))
+    latin = len(_LATIN_WORD.findall(text))
+    # two Chinese characters make about one word
+    return "zh" if cjk / 2 > latin and cjk >= 2 else "en"
+
+
+def _contains(text: str, word: str) -> bool:
+    if _CJK.search(word):
+        return word in text
+    return re.search(r"(?<![a-z0-9])" + re.escape(word) + r"(?![a-z0-9])", text) is not None
+
+
+def _best(table: Mapping[str, list[str]], text: str) -> str | None:
+    best, best_count = None, 0
+    for name, words in table.items():
+        count = sum(1 for word in words if _contains(text, word.lower()))
+        if count > best_count:
+            best, best_count = name, count
+    return best
+
+
+def is_short(text: str, rules: Mapping[str, Any]) -> bool:
+    return len(text.strip()) <= int(rules["max_chars"]) and text.strip().count("\n") < 4
+
+
+def describe_phase(text: str, rules: Mapping[str, Any]) -> str | None:
+    return _best(rules["phases"], text.lower())
+
+
+def classify_description(text: str, name: str, rules: Mapping[str, Any]) -> LogReport:
+    """A LogReport for a description: oom from memory words, phase and kind from keywords."""
+    lowered = text.lower()
+    oom = any(_contains(lowered, w.lower()) for w in rules["oom_words"]) and not any(
+        _contains(lowered, w.lower()) for w in rules.get("not_oom_words", [])
+    )
+    evidence = [Evidence(file=name, line=1, text=text.strip()[:600], role="context")]
+    language = language_of(text)
+    if not oom:
+        return LogReport(
+            oom=False,
+            phase="none",
+            kind="none",
+            confidence=0.5,
+            evidence=evidence,
+            language=language,
+            files=[name],
+            lines_read=text.count("\n") + 1,
+            input_kind="description",
+        )
+    kind = _best(rules["kinds"], lowered) or "cuda_oom"
+    phase = describe_phase(text, rules) or "unknown"
+    if kind == "host_oom":
+        phase = "host_memory"
+    elif phase == "host_memory":
+        phase = "unknown"
+    return LogReport(
+        oom=True,
+        phase=phase,
+        kind=kind,
+        confidence=0.6 if phase != "unknown" else 0.45,
+        evidence=evidence,
+        facts={"described_by_user": True},
+        language=language,
+        files=[name],
+        lines_read=text.count("\n") + 1,
+        input_kind="description",
+    )

@@ -1,0 +1,132 @@
+"""Group repeated failures across ranks and order events in time.
+
+The same OOM printed by eight ranks, by the RPC wrapper and by the controller
+is one failure: lines are grouped by a fingerprint of the message with numbers,
+PIDs, hosts and ranks masked. The root cause is the earliest failure, by
+timestamp where both lines have one and by line order inside one file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cmp_to_key
+
+from assistant.logs.match import Hit
+
+FINGERPRINT_CHARS = 160
+INCIDENT_LINES = 200  # lines within which two messages of one process are one incident
+
+_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\[repeated \d+x across cluster\]"), ""),
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<hex>"),
+    (re.compile(r"\b[0-9a-f]{12,}\b"), "<id>"),
+    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<ip>"),
+    (re.compile(r"\b[\w.-]+:\d+:\d+\b"), "<host:pid>"),
+    (re.compile(r"(?i)\b(?:rank|pid|tp|dp|gpu|device)\s*[=: ]?\s*\d+"), "<id>"),
+    (re.compile(r"\d+(?:\.\d+)?"), "<n>"),
+    (re.compile(r"\s+"), " "),
+)
+
+
+def fingerprint(text: str) -> str:
+    """The message with everything that varies between ranks masked."""
+    out = text[: FINGERPRINT_CHARS * 2]
+    for pattern, replacement in _MASKS:
+        out = pattern.sub(replacement, out)
+    return out.strip()[:FINGERPRINT_CHARS]
+
+
+def earlier(a: Hit, b: Hit, ts_of: Callable[[Hit], tuple[float, ...] | None]) -> int:
+    """-1 when ``a`` happened before ``b`` (for sorting)."""
+    if a.source == b.source:
+        return -1 if a.line < b.line else (1 if a.line > b.line else 0)
+    ta, tb = ts_of(a), ts_of(b)
+    if ta is not None and tb is not None and ta != tb:
+        return -1 if ta < tb else 1
+    return -1 if a.source < b.source else (1 if a.source > b.source else 0)
+
+
+def in_time_order(
+    hits: Sequence[Hit], ts_of: Callable[[Hit], tuple[float, ...] | None]
+) -> list[Hit]:
+    return sorted(hits, key=cmp_to_key(lambda a, b: earlier(a, b, ts_of)))
+
+
+@dataclass
+class Group:
+    """Hits of one signature with one fingerprint."""
+
+    signature: str
+    fingerprint: str
+    hits: list[Hit] = field(default_factory=list)
+
+    @property
+    def first(self) -> Hit:
+        return self.hits[0]
+
+    @property
+    def ranks(self) -> list[int]:
+        return sorted({h.clean.rank for h in self.hits if h.clean.rank is not None})
+
+    @property
+    def sources(self) -> list[int]:
+        return sorted({h.source for h in self.hits})
+
+    def reason(self, names: Sequence[str]) -> str | None:
+        if len(self.hits) < 2:
+            return None
+        where = f"{len(self.sources)} files" if len(self.sources) > 1 else names[self.first.source]
+        ranks = f", ranks {_span(self.ranks)}" if self.ranks else ""
+        return (
+            f"{len(self.hits)} lines ({where}{ranks}) carry the same message once numbers, "
+            f"PIDs, hosts and ranks are masked"
+        )
+
+
+def _span(ranks: list[int]) -> str:
+    if len(ranks) > 2 and ranks == list(range(ranks[0], ranks[-1] + 1)):
+        return f"{ranks[0]}-{ranks[-1]}"
+    return ", ".join(str(r) for r in ranks)
+
+
+def group_hits(
+    hits: Sequence[Hit], ts_of: Callable[[Hit], tuple[float, ...] | None]
+) -> list[Group]:
+    """Groups in order of their first hit."""
+    groups: dict[tuple[str, str], Group] = {}
+    for hit in in_time_order(hits, ts_of):
+        key = (hit.rule, fingerprint(hit.text[hit.start :]))
+        groups.setdefault(key, Group(hit.rule, key[1])).hits.append(hit)
+    return list(groups.values())
+
+
+def drop_yielding(hits: Sequence[Hit], yields_to: dict[str, tuple[str, ...]]) -> list[Hit]:
+    """Remove hits that a better message of the same incident replaces."""
+    by_source: dict[int, list[Hit]] = {}
+    for hit in hits:
+        by_source.setdefault(hit.source, []).append(hit)
+    kept = []
+    for hit in hits:
+        targets = yields_to.get(hit.rule, ())
+        replaced = targets and any(
+            other.rule in targets and abs(other.line - hit.line) <= INCIDENT_LINES
+            for other in by_source[hit.source]
+        )
+        if not replaced:
+            kept.append(hit)
+    return kept
+
+
+def drop_poisoned(hits: Sequence[Hit], poisons: Sequence[Hit]) -> tuple[list[Hit], list[Hit]]:
+    """Split memory hits into (kept, caused by an earlier kernel fault in the same file)."""
+    kept, poisoned = [], []
+    for hit in hits:
+        if any(
+            p.source == hit.source and 0 <= hit.line - p.line <= INCIDENT_LINES for p in poisons
+        ):
+            poisoned.append(hit)
+        else:
+            kept.append(hit)
+    return kept, poisoned

@@ -1,0 +1,227 @@
+"""Resolve the user's paths into readable UTF-8 log files.
+
+A path may be a file, ``-`` (standard input), a folder (every ``*.log *.txt
+*.out *.err`` below it, gzipped or not) or several of these. Everything the
+scanner reads afterwards is a seekable file of UTF-8 bytes: standard input,
+gzip files and logs in GBK or UTF-16 are first copied into temporary files.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import gzip
+import os
+import shutil
+import sys
+import tempfile
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from assistant.errors import UserError
+
+LOG_SUFFIXES = (".log", ".txt", ".out", ".err")
+SAMPLE_BYTES = 64 * 1024
+COPY_CHUNK = 4 * 1024 * 1024
+_BINARY_MAGIC = (
+    b"\x7fELF",
+    b"\x89PNG",
+    b"PK\x03\x04",
+    b"%PDF",
+    b"\x89HDF",
+    b"7z\xbc\xaf",
+    b"\xff\xd8\xff",
+    b"GIF8",
+    b"BZh",
+    b"\xfd7zXZ",
+    b"\x28\xb5\x2f\xfd",
+    b"SQLite format",
+    b"\x93NUMPY",
+    b"\x80\x02",
+    b"\x80\x04",
+)
+_TEXT_CONTROLS = set(b"\t\n\r\f\b\x1b\x00")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One log, ready to scan: ``path`` holds UTF-8 text (maybe with bad bytes)."""
+
+    name: str  # as the user named it (shown in evidence)
+    path: str
+    size: int
+    sample: bytes  # the first bytes, for language detection
+
+
+def detect_encoding(sample: bytes) -> str | None:
+    """The codec of a text sample, or None when it is not text at all."""
+    if sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    if sample.startswith(codecs.BOM_UTF8):
+        return "utf-8"
+    even, odd = sample[0::2], sample[1::2]
+    if len(sample) >= 8:
+        if odd.count(0) > 0.4 * len(odd) and even.count(0) < 0.05 * len(even):
+            return "utf-16-le"
+        if even.count(0) > 0.4 * len(even) and odd.count(0) < 0.05 * len(odd):
+            return "utf-16-be"
+    if looks_binary(sample):
+        return None
+    text = sample.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd")
+    high = sum(1 for byte in sample if byte >= 0x80)
+    if bad <= max(3, high // 20):
+        return "utf-8"
+    with contextlib.suppress(UnicodeDecodeError):
+        sample[: len(sample) - 1].decode("gbk")
+        return "gb18030"
+    with contextlib.suppress(UnicodeDecodeError):
+        sample.decode("gbk")
+        return "gb18030"
+    return "utf-8"
+
+
+def looks_binary(sample: bytes) -> bool:
+    """Magic numbers, many NUL bytes or many control bytes: not a text log.
+
+    A single NUL is allowed: PyTorch 2.3 printed the device index as a char,
+    so "... GPU\\0" ends real OOM messages.
+    """
+    if sample.startswith(_BINARY_MAGIC):
+        return True
+    if not sample:
+        return False
+    if sample.count(0) > max(2, len(sample) // 100):
+        return True
+    controls = sum(1 for byte in sample if byte < 0x20 and byte not in _TEXT_CONTROLS)
+    return controls > len(sample) // 20
+
+
+class SourceSet(contextlib.AbstractContextManager["SourceSet"]):
+    """The sources of one run; temporary copies are removed on exit."""
+
+    def __init__(self) -> None:
+        self.sources: list[Source] = []
+        self._temps: list[str] = []
+
+    def __exit__(self, *exc: object) -> None:
+        for path in self._temps:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+    def temp_file(self) -> tuple[str, object]:
+        handle = tempfile.NamedTemporaryFile(prefix="areal-doctor-", suffix=".log", delete=False)
+        self._temps.append(handle.name)
+        return handle.name, handle
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(source.size for source in self.sources)
+
+
+def open_sources(paths: Sequence[str]) -> SourceSet:
+    """Resolve ``paths``; raise UserError for missing, empty or binary input."""
+    if not paths:
+        raise UserError("no input: give a log file, a folder or - for standard input")
+    sources = SourceSet()
+    try:
+        for name, path, explicit in _expand(paths):
+            source = _prepare(sources, name, path, explicit)
+            if source is not None:
+                sources.sources.append(source)
+        if not sources.sources:
+            raise UserError("no text log files in the input")
+        if all(not s.sample.strip() for s in sources.sources):
+            raise UserError("empty input")
+    except BaseException:
+        sources.__exit__(None, None, None)
+        raise
+    return sources
+
+
+def _expand(paths: Sequence[str]) -> Iterator[tuple[str, str, bool]]:
+    """(display name, path, given explicitly) for every file to read."""
+    for raw in paths:
+        if raw == "-":
+            yield "<stdin>", "-", True
+            continue
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(_folder_logs(path))
+            if not found:
+                raise UserError(f"no log files in folder: {raw}")
+            for item in found:
+                yield str(item), str(item), False
+        elif path.exists():
+            yield raw, raw, True
+        else:
+            raise UserError(f"no such file: {raw}")
+
+
+def _folder_logs(folder: Path) -> Iterator[Path]:
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            lowered = name.lower().removesuffix(".gz")
+            if lowered.endswith(LOG_SUFFIXES):
+                yield Path(root) / name
+
+
+def _prepare(sources: SourceSet, name: str, path: str, explicit: bool) -> Source | None:
+    """Make ``path`` a UTF-8 file on disk; None for a binary file inside a folder."""
+    if path == "-":
+        path = _copy_stream(sources, sys.stdin.buffer, name)
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SAMPLE_BYTES)
+    except PermissionError as exc:
+        raise UserError(f"cannot read {name}: permission denied") from exc
+    except OSError as exc:
+        raise UserError(f"cannot read {name}: {exc.strerror or exc}") from exc
+    if head.startswith(b"\x1f\x8b"):
+        path = _gunzip(sources, path, name)
+        with open(path, "rb") as handle:
+            head = handle.read(SAMPLE_BYTES)
+    encoding = detect_encoding(head)
+    if encoding is None:
+        if explicit:
+            raise UserError(f"{name}: not a text log")
+        return None
+    if encoding not in ("utf-8",):
+        path = _transcode(sources, path, encoding)
+        with open(path, "rb") as handle:
+            head = handle.read(SAMPLE_BYTES)
+    return Source(name=name, path=path, size=os.path.getsize(path), sample=head)
+
+
+def _copy_stream(sources: SourceSet, stream, name: str) -> str:
+    temp_path, handle = sources.temp_file()
+    with handle:  # type: ignore[attr-defined]
+        try:
+            shutil.copyfileobj(stream, handle, COPY_CHUNK)  # type: ignore[arg-type]
+        except OSError as exc:
+            raise UserError(f"cannot read {name}: {exc}") from exc
+    return temp_path
+
+
+def _gunzip(sources: SourceSet, path: str, name: str) -> str:
+    temp_path, handle = sources.temp_file()
+    with handle:  # type: ignore[attr-defined]
+        try:
+            with gzip.open(path, "rb") as packed:
+                shutil.copyfileobj(packed, handle, COPY_CHUNK)  # type: ignore[arg-type]
+        except (OSError, EOFError, zlib.error) as exc:
+            raise UserError(f"{name}: not a valid gzip file ({exc})") from exc
+    return temp_path
+
+
+def _transcode(sources: SourceSet, path: str, encoding: str) -> str:
+    """Copy ``path`` into a UTF-8 temporary file, bad bytes replaced."""
+    decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+    temp_path, handle = sources.temp_file()
+    with handle, open(path, "rb") as raw:  # type: ignore[attr-defined]
+        while chunk := raw.read(COPY_CHUNK):
+            handle.write(decoder.decode(chunk).encode("utf-8"))  # type: ignore[attr-defined]
+        handle.write(decoder.decode(b"", final=True).encode("utf-8"))  # type: ignore[attr-defined]
+    return temp_path

@@ -1,0 +1,138 @@
+"""Run the full rules on candidate lines: signatures, look-alikes, cascade, errors, facts."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from assistant.logs.lines import CleanLine
+from assistant.logs.rules import ConsequenceRule, FactRule, Lookalike, Rules, Signature
+from assistant.logs.units import parse_value
+
+# Source lines echoed inside a Python traceback (``raise ValueError("No available
+# memory ...")``) quote a message without it having happened.
+_CODE_ECHO = re.compile(
+    r"""^\s*(?:raise\s|assert\s|logger\.\w+\(|logging\.\w+\(|print\(|warnings\.warn\(|"""
+    r"""[\w.]+\s*[+]?=\s*f?["']|f?["'])"""
+)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A rule that fired on one line of one source."""
+
+    category: str  # signature | lookalike | consequence | error
+    rule: str  # rule id ("" for plain error lines)
+    source: int
+    line: int
+    offset: int  # byte offset of the line (slice) in the source
+    clean: CleanLine
+    start: int = 0  # where the matched text starts in ``clean.text``
+
+    @property
+    def text(self) -> str:
+        return self.clean.text
+
+
+@dataclass(frozen=True)
+class FactHit:
+    fact: str
+    value: Any
+    rule: str
+    source: int
+    line: int
+
+
+class LineMatcher:
+    """Applies the rule files to cleaned lines."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self._signatures = sorted(rules.signatures, key=lambda s: -s.priority)
+
+    def lookalike(self, text: str) -> Lookalike | None:
+        for rule in self.rules.lookalikes:
+            if any(p.search(text) for p in rule.patterns):
+                return rule
+        return None
+
+    def signature(self, text: str) -> tuple[Signature, int] | None:
+        """The highest-priority signature on ``text`` and where its match starts."""
+        if _CODE_ECHO.match(text):
+            return None
+        for sig in self._signatures:
+            for pattern in sig.patterns:
+                found = pattern.search(text)
+                if found and not any(u.search(text) for u in sig.unless):
+                    return sig, found.start()
+        return None
+
+    def consequence(self, text: str) -> ConsequenceRule | None:
+        for rule in self.rules.consequences:
+            if any(p.search(text) for p in rule.patterns):
+                return rule
+        return None
+
+    def is_error(self, text: str) -> bool:
+        errors = self.rules.errors
+        if any(p.search(text) for p in errors.ignore):
+            return False
+        return any(p.search(text) for p in errors.patterns)
+
+    def facts(self, text: str) -> list[tuple[FactRule, Any]]:
+        found: list[tuple[FactRule, Any]] = []
+        for rule in self.rules.facts:
+            if any(u.search(text) for u in rule.unless):
+                continue
+            for pattern in rule.patterns:
+                match = pattern.search(text)
+                if match:
+                    value = rule.value if rule.value is not None else match.group(1)
+                    found.append((rule, value))
+                    break
+        return found
+
+    def classify(self, clean: CleanLine, source: int, line: int, offset: int) -> Hit | None:
+        """The one category a line belongs to (look-alikes first, then signatures)."""
+        text = clean.text
+        rule = self.lookalike(text)
+        if rule is not None:
+            return Hit("lookalike", rule.id, source, line, offset, clean)
+        matched = self.signature(text)
+        if matched is not None:
+            sig, start = matched
+            return Hit("signature", sig.id, source, line, offset, clean, start)
+        cascade = self.consequence(text)
+        if cascade is not None:
+            return Hit("consequence", cascade.id, source, line, offset, clean)
+        if self.is_error(text):
+            return Hit("error", "", source, line, offset, clean)
+        return None
+
+
+def extract_figures(sig: Signature, text: str) -> dict[str, Any]:
+    """Figures the message states, converted to numbers; lists for 'list' figures."""
+    values: dict[str, Any] = {}
+    for figure in sig.figures:
+        found: list[int | float] = []
+        for pattern in figure.patterns:
+            for match in pattern.finditer(text):
+                value = parse_value(match.group(1), figure.unit)
+                if value is not None:
+                    found.append(value)
+            if found and figure.aggregate == "first":
+                break
+        if not found or (figure.metric in values and figure.aggregate == "first"):
+            continue
+        if figure.aggregate == "first":
+            values[figure.metric] = found[0]
+        elif figure.aggregate == "sum":
+            values[figure.metric] = sum(found)
+        elif figure.aggregate == "max":
+            values[figure.metric] = max(found)
+        elif figure.aggregate == "count":
+            values[figure.metric] = len(found)
+        else:
+            values[figure.metric] = found
+    return values

@@ -1,0 +1,168 @@
+"""Decide the phase of a failure from the frames and lines around it.
+
+Scores come from knowledge/phases.yaml; this module only cuts the window into
+scopes (the failure line, its traceback, the lines before and after it) and adds
+up the weights. The phase is never read from a file name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assistant.logs.rules import PhaseConfig, PhasePattern, Signature
+from assistant.logs.windows import Window, WindowLine
+
+MAX_TRACEBACK_LINES = 600
+
+_FRAME = re.compile(
+    r"""^\s*(?:File\s+"|Traceback \(most recent call last\)|\^[\^~\s]*$|~+\^*|\[Previous line repeated"""
+    r"""|During handling of the above exception|The above exception was the direct cause"""
+    r"""|frame\s+#\d+|Exception raised from|\(most recent call first\)|\.\.\.\s*$|\s*$)"""
+)
+_FILE = re.compile(r'^\s*File\s+"|^\s*File .*, line \d+')
+_EXCEPTION = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit)\b")
+
+
+@dataclass(frozen=True)
+class Fired:
+    pattern: PhasePattern
+    scope: str
+    line: WindowLine | None  # None when it fired on another copy of the message
+    score: float
+
+
+@dataclass
+class PhaseResult:
+    phase: str
+    scores: dict[str, float]
+    fired: list[Fired] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
+    margin: float = 0.0  # best score minus the runner-up
+
+
+def traceback_start(lines: Sequence[WindowLine], fail: int) -> int:
+    """Index of the first line of the traceback that ends at ``fail``."""
+    stream = lines[fail].clean.stream
+    start = fail
+    index = fail - 1
+    while index >= 0 and fail - index <= MAX_TRACEBACK_LINES:
+        line = lines[index]
+        if line.clean.stream != stream:
+            index -= 1
+            continue
+        text = line.text
+        previous = lines[index - 1].text if index > 0 else ""
+        is_code = bool(_FILE.match(previous)) and bool(text.strip())
+        chained = (
+            _EXCEPTION.match(text)
+            and index + 1 < len(lines)
+            and _FRAME.match(lines[index + 1].text)
+        )
+        if _FRAME.match(text) or is_code or _FILE.match(text) or chained:
+            start = index
+            if text.lstrip().startswith("Traceback (most recent call last)") and not _chain_above(
+                lines, index
+            ):
+                break
+            index -= 1
+            continue
+        break
+    return start
+
+
+def _chain_above(lines: Sequence[WindowLine], index: int) -> bool:
+    """True when the lines just above a traceback header join it to an earlier one."""
+    for back in range(index - 1, max(-1, index - 4), -1):
+        text = lines[back].text
+        if "During handling of the above exception" in text or "direct cause" in text:
+            return True
+        if text.strip():
+            return False
+    return False
+
+
+def _scopes(
+    window: Window, fail: int, msg_lines: int, config: PhaseConfig
+) -> dict[str, list[WindowLine]]:
+    lines = window.lines
+    stream = lines[fail].clean.stream
+    same = [i for i, line in enumerate(lines) if line.clean.stream in (stream, "")]
+    tb_start = traceback_start(lines, fail)
+    msg_end = min(len(lines), fail + msg_lines)
+    before = [lines[i] for i in same if i < tb_start][-config.before_lines :]
+    after = [lines[i] for i in same if i >= msg_end][: config.after_lines]
+    traceback = [lines[i] for i in range(tb_start, fail) if lines[i].clean.stream == stream]
+    return {
+        "line": list(lines[fail:msg_end]),
+        "traceback": traceback,
+        "before": before,
+        "after": after,
+    }
+
+
+def score_phase(
+    window: Window,
+    fail: int,
+    sig: Signature,
+    config: PhaseConfig,
+    other_copies: Sequence[str] = (),
+) -> PhaseResult:
+    """Phase of the failure at ``window.lines[fail]``."""
+    scopes = _scopes(window, fail, sig.lines, config)
+    scores: dict[str, float] = dict.fromkeys(("generation", "training", "weight_update"), 0.0)
+    scores.update({"model_loading": 0.0, "host_memory": 0.0})
+    fired: list[Fired] = []
+    for pattern in config.patterns:
+        best = _best_scope(pattern, scopes, config, other_copies)
+        if best is not None:
+            fired.append(best)
+            scores[pattern.phase] += best.score
+    for phase, weight in sig.phase_hints.items():
+        scores[phase] = scores.get(phase, 0.0) + float(weight)
+    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+    (top, top_score), runner = ranked[0], ranked[1][1] if len(ranked) > 1 else 0.0
+    phase = top if top_score >= config.min_score else "unknown"
+    fired.sort(key=lambda f: -f.score)
+    tags: list[str] = []
+    facts: dict[str, Any] = {}
+    for item in fired:
+        for tag in item.pattern.tags:
+            if tag not in tags:
+                tags.append(tag)
+        for key, value in item.pattern.facts.items():
+            facts.setdefault(key, value)
+    return PhaseResult(phase, scores, fired, tags, facts, top_score - runner)
+
+
+def _best_scope(
+    pattern: PhasePattern,
+    scopes: dict[str, list[WindowLine]],
+    config: PhaseConfig,
+    other_copies: Sequence[str],
+) -> Fired | None:
+    best: Fired | None = None
+    for scope in ("line", "traceback", "before", "after"):
+        if scope not in pattern.where:
+            continue
+        factor = float(config.scope_factor[scope])
+        if best is not None and best.score >= pattern.weight * factor:
+            continue
+        hit = _first(pattern, scopes[scope], scope)
+        if hit is not None:
+            best = Fired(pattern, scope, hit, pattern.weight * factor)
+        elif scope == "line" and any(pattern.regex.search(t) for t in other_copies):
+            best = Fired(pattern, scope, None, pattern.weight * factor)
+    return best
+
+
+def _first(pattern: PhasePattern, lines: list[WindowLine], scope: str) -> WindowLine | None:
+    # in "before", the nearest line counts; elsewhere the first (outermost frame)
+    ordered = reversed(lines) if scope == "before" else lines
+    for line in ordered:
+        if pattern.regex.search(line.text):
+            return line
+    return None

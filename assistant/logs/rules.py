@@ -1,0 +1,415 @@
+"""Load and validate the classifier's rule files in knowledge/.
+
+signatures.yaml  memory-failure messages, their figures and hints
+phases.yaml      stack frames and nearby lines that point to a phase
+lookalikes.yaml  errors that are not memory failures, cascade events, error lines
+facts.yaml       settings the log reveals (allocator config, sleep mode, model)
+describe.yaml    bilingual keywords for short descriptions instead of logs
+
+Every entry is checked when loaded; a broken one raises KnowledgeError naming
+the file and the entry, so an editing mistake never turns into a wrong diagnosis.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from assistant.errors import KnowledgeError
+from assistant.knowledge import load_yaml
+from assistant.logs.units import PLACEHOLDERS, UNITS
+from assistant.models import KINDS, PHASES
+
+SCOPES = ("line", "traceback", "before", "after")
+AGGREGATES = ("first", "sum", "max", "count", "list")
+
+
+@dataclass(frozen=True)
+class Figure:
+    id: str
+    metric: str
+    unit: str
+    aggregate: str
+    patterns: tuple[re.Pattern[str], ...]
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    kind: str
+    priority: int
+    confidence: float
+    patterns: tuple[re.Pattern[str], ...]
+    triggers: tuple[str, ...]
+    unless: tuple[re.Pattern[str], ...] = ()
+    figures: tuple[Figure, ...] = ()
+    tags: tuple[str, ...] = ()
+    phase_hints: Mapping[str, float] = field(default_factory=dict)
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    lines: int = 1
+    weak: bool = False
+    corroborate: tuple[re.Pattern[str], ...] = ()
+    yields_to: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Lookalike:
+    id: str
+    patterns: tuple[re.Pattern[str], ...]
+    triggers: tuple[str, ...]
+    what: Mapping[str, str]
+    pressure: str | None = None  # phase this back-pressure notice points to
+    poisons: bool = False  # later CUDA errors in the same process are its consequences
+
+
+@dataclass(frozen=True)
+class ConsequenceRule:
+    id: str
+    what: str
+    patterns: tuple[re.Pattern[str], ...]
+    triggers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ErrorRules:
+    patterns: tuple[re.Pattern[str], ...]
+    ignore: tuple[re.Pattern[str], ...]
+    triggers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PhasePattern:
+    id: str
+    phase: str
+    weight: float
+    regex: re.Pattern[str]
+    where: frozenset[str]
+    tags: tuple[str, ...] = ()
+    facts: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PhaseConfig:
+    min_score: float
+    scope_factor: Mapping[str, float]
+    before_lines: int
+    after_lines: int
+    patterns: tuple[PhasePattern, ...]
+
+
+@dataclass(frozen=True)
+class FactRule:
+    id: str
+    fact: str
+    patterns: tuple[re.Pattern[str], ...]
+    triggers: tuple[str, ...]
+    value: Any = None  # fixed value, or None to use the pattern's first group
+    unless: tuple[re.Pattern[str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Rules:
+    signatures: tuple[Signature, ...]
+    lookalikes: tuple[Lookalike, ...]
+    consequences: tuple[ConsequenceRule, ...]
+    errors: ErrorRules
+    phases: PhaseConfig
+    facts: tuple[FactRule, ...]
+    describe: Mapping[str, Any]
+
+    @property
+    def triggers(self) -> tuple[str, ...]:
+        """Every prefilter trigger, deduplicated, in a stable order."""
+        seen: dict[str, None] = {}
+        groups: list[tuple[str, ...]] = [s.triggers for s in self.signatures]
+        groups += [x.triggers for x in self.lookalikes]
+        groups += [c.triggers for c in self.consequences]
+        groups += [self.errors.triggers] + [f.triggers for f in self.facts]
+        for group in groups:
+            for trigger in group:
+                seen.setdefault(trigger, None)
+        return tuple(seen)
+
+    def signature(self, sig_id: str) -> Signature:
+        for sig in self.signatures:
+            if sig.id == sig_id:
+                return sig
+        raise KeyError(sig_id)
+
+
+class _Entry:
+    """Typed access to one YAML mapping, with errors that name file and entry."""
+
+    def __init__(self, file: str, data: Any, label: str) -> None:
+        self.file, self.label = file, label
+        if not isinstance(data, dict):
+            self.fail("is not a mapping")
+        self.data: dict[str, Any] = data
+
+    def fail(self, why: str) -> None:
+        raise KnowledgeError(f"knowledge/{self.file}: entry {self.label}: {why}")
+
+    def get(self, key: str, kind: type | tuple[type, ...], default: Any = ..., check=None) -> Any:
+        if key not in self.data:
+            if default is ...:
+                self.fail(f"missing '{key}'")
+            return default
+        value = self.data[key]
+        if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+            self.fail(f"'{key}' has the wrong type ({type(value).__name__})")
+        if check is not None and not check(value):
+            self.fail(f"'{key}' has a bad value: {value!r}")
+        return value
+
+    def regexes(self, key: str, required: bool = True, expand: bool = False) -> tuple:
+        raw = self.get(key, (list, str), default=... if required else [])
+        items = [raw] if isinstance(raw, str) else raw
+        if required and not items:
+            self.fail(f"'{key}' is empty")
+        return tuple(self.compile(item, expand) for item in items)
+
+    def compile(self, pattern: Any, expand: bool = False) -> re.Pattern[str]:
+        if not isinstance(pattern, str):
+            self.fail(f"pattern {pattern!r} is not a string")
+        text = _expand(pattern) if expand else pattern
+        try:
+            return re.compile(text)
+        except re.error as exc:
+            self.fail(f"pattern {pattern!r} does not compile: {exc}")
+        raise AssertionError  # unreachable: fail() raises
+
+    def strings(self, key: str, required: bool = False) -> tuple[str, ...]:
+        raw = self.get(key, list, default=... if required else [])
+        if required and not raw:
+            self.fail(f"'{key}' is empty")
+        if not all(isinstance(item, str) and item for item in raw):
+            self.fail(f"'{key}' must be a list of non-empty strings")
+        return tuple(raw)
+
+    def triggers(self) -> tuple[str, ...]:
+        triggers = self.strings("triggers", required=True)
+        for trigger in triggers:
+            try:
+                re.compile(trigger.removeprefix("(?i)"))
+            except re.error as exc:
+                self.fail(f"trigger {trigger!r} does not compile: {exc}")
+        return triggers
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _expand(pattern: str) -> str:
+    """Replace {size}, {num}, {int} placeholders by their capture groups."""
+    out = pattern
+    for name, regex in PLACEHOLDERS.items():
+        out = out.replace("{" + name + "}", regex)
+    return out
+
+
+def _entries(file: str, data: Any, key: str) -> list[_Entry]:
+    if not isinstance(data, dict) or not isinstance(data.get(key), list):
+        raise KnowledgeError(f"knowledge/{file}: top-level '{key}' list is missing")
+    entries: list[_Entry] = []
+    seen: set[str] = set()
+    for index, item in enumerate(data[key]):
+        label = f"#{index + 1}"
+        if isinstance(item, dict) and isinstance(item.get("id"), str):
+            label = f"'{item['id']}'"
+        entry = _Entry(file, item, label)
+        ident = entry.get("id", str, default=label)
+        if ident in seen:
+            entry.fail("duplicate id")
+        seen.add(ident)
+        entries.append(entry)
+    return entries
+
+
+def _load_figures(data: Any) -> dict[str, Figure]:
+    file = "signatures.yaml"
+    raw = data.get("figures") if isinstance(data, dict) else None
+    if not isinstance(raw, dict):
+        raise KnowledgeError(f"knowledge/{file}: top-level 'figures' mapping is missing")
+    figures: dict[str, Figure] = {}
+    for ident, spec in raw.items():
+        entry = _Entry(file, spec, f"figure '{ident}'")
+        patterns = entry.regexes("patterns", expand=True)
+        for pattern in patterns:
+            if pattern.groups != 1:
+                entry.fail(f"pattern {pattern.pattern!r} must capture exactly one value")
+        figures[ident] = Figure(
+            id=ident,
+            metric=entry.get("metric", str),
+            unit=entry.get("unit", str, check=lambda u: u in UNITS),
+            aggregate=entry.get("aggregate", str, "first", check=lambda a: a in AGGREGATES),
+            patterns=patterns,
+        )
+    return figures
+
+
+def _in(choices: tuple[str, ...]) -> Callable[[Any], bool]:
+    return lambda value: value in choices
+
+
+def _load_signatures() -> tuple[Signature, ...]:
+    file = "signatures.yaml"
+    data = load_yaml(file)
+    figures = _load_figures(data)
+    signatures: list[Signature] = []
+    for entry in _entries(file, data, "signatures"):
+        figure_ids = entry.strings("figures")
+        for fid in figure_ids:
+            if fid not in figures:
+                entry.fail(f"unknown figure '{fid}'")
+        hints = entry.get("phase_hints", dict, {})
+        for phase, weight in hints.items():
+            if phase not in PHASES or not isinstance(weight, int | float):
+                entry.fail(f"bad phase hint {phase!r}: {weight!r}")
+        weak = entry.get("weak", bool, False)
+        signatures.append(
+            Signature(
+                id=entry.get("id", str),
+                kind=entry.get("kind", str, check=_in(KINDS[:-1])),
+                priority=entry.get("priority", int),
+                confidence=entry.get("confidence", float, check=lambda c: 0 < c <= 1),
+                patterns=entry.regexes("patterns"),
+                triggers=entry.triggers(),
+                unless=entry.regexes("unless", required=False),
+                figures=tuple(figures[f] for f in figure_ids),
+                tags=entry.strings("tags"),
+                phase_hints=hints,
+                facts=entry.get("facts", dict, {}),
+                lines=entry.get("lines", int, 1, check=lambda n: 1 <= n <= 12),
+                weak=weak,
+                corroborate=entry.regexes("corroborate", required=weak),
+                yields_to=entry.strings("yields_to"),
+            )
+        )
+    ids = {s.id for s in signatures}
+    for sig in signatures:
+        for target in sig.yields_to:
+            if target not in ids:
+                raise KnowledgeError(
+                    f"knowledge/{file}: entry '{sig.id}': unknown yields_to '{target}'"
+                )
+    return tuple(signatures)
+
+
+def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ...], ErrorRules]:
+    file = "lookalikes.yaml"
+    data = load_yaml(file)
+    lookalikes = []
+    for entry in _entries(file, data, "lookalikes"):
+        what = entry.get("what", dict)
+        if not {"en", "zh"} <= set(what):
+            entry.fail("'what' needs 'en' and 'zh'")
+        lookalikes.append(
+            Lookalike(
+                id=entry.get("id", str),
+                patterns=entry.regexes("patterns"),
+                triggers=entry.triggers(),
+                what=what,
+                pressure=entry.get("pressure", str, None, check=_in(PHASES)),
+                poisons=entry.get("poisons", bool, False),
+            )
+        )
+    consequences = [
+        ConsequenceRule(
+            id=entry.get("id", str),
+            what=entry.get("what", str),
+            patterns=entry.regexes("patterns"),
+            triggers=entry.triggers(),
+        )
+        for entry in _entries(file, data, "consequences")
+    ]
+    err = _Entry(file, data.get("error_lines"), "'error_lines'")
+    errors = ErrorRules(err.regexes("patterns"), err.regexes("ignore", False), err.triggers())
+    return tuple(lookalikes), tuple(consequences), errors
+
+
+def _load_phases() -> PhaseConfig:
+    file = "phases.yaml"
+    data = load_yaml(file)
+    top = _Entry(file, data, "(top level)")
+    factors = top.get("scope_factor", dict)
+    if set(factors) != set(SCOPES) or not all(isinstance(v, int | float) for v in factors.values()):
+        top.fail(f"'scope_factor' needs numbers for exactly {', '.join(SCOPES)}")
+    patterns = []
+    for entry in _entries(file, data, "patterns"):
+        where = entry.strings("where") or SCOPES
+        if not set(where) <= set(SCOPES):
+            entry.fail(f"'where' must name scopes among {SCOPES}")
+        patterns.append(
+            PhasePattern(
+                id=entry.get("id", str),
+                phase=entry.get("phase", str, check=_in(PHASES[:-2])),
+                weight=float(entry.get("weight", (int, float))),
+                regex=entry.compile(entry.get("match", str)),
+                where=frozenset(where),
+                tags=entry.strings("tags"),
+                facts=entry.get("facts", dict, {}),
+            )
+        )
+    return PhaseConfig(
+        min_score=float(top.get("min_score", (int, float))),
+        scope_factor=factors,
+        before_lines=top.get("before_lines", int),
+        after_lines=top.get("after_lines", int),
+        patterns=tuple(patterns),
+    )
+
+
+def _load_facts() -> tuple[FactRule, ...]:
+    file = "facts.yaml"
+    rules = []
+    for entry in _entries(file, load_yaml(file), "facts"):
+        patterns = entry.regexes("patterns")
+        value = entry.get("value", (bool, str, int, float), None)
+        if value is None and any(p.groups < 1 for p in patterns):
+            entry.fail("without 'value' every pattern must capture the value in a group")
+        rules.append(
+            FactRule(
+                id=entry.get("id", str),
+                fact=entry.get("fact", str),
+                patterns=patterns,
+                triggers=entry.triggers(),
+                value=value,
+                unless=entry.regexes("unless", required=False),
+            )
+        )
+    return tuple(rules)
+
+
+def _load_describe() -> Mapping[str, Any]:
+    file = "describe.yaml"
+    data = load_yaml(file)
+    top = _Entry(file, data, "(top level)")
+    top.get("max_chars", int)
+    for key in ("oom_words", "not_oom_words"):
+        top.strings(key, required=key == "oom_words")
+    for key in ("phases", "kinds"):
+        table = top.get(key, dict)
+        allowed = PHASES if key == "phases" else KINDS
+        for name, words in table.items():
+            if name not in allowed or not isinstance(words, list) or not words:
+                top.fail(f"'{key}.{name}' must be a known id with a list of words")
+    return data
+
+
+@cache
+def load_rules() -> Rules:
+    """All rule files, compiled and validated (once per process)."""
+    lookalikes, consequences, errors = _load_lookalikes()
+    return Rules(
+        signatures=_load_signatures(),
+        lookalikes=lookalikes,
+        consequences=consequences,
+        errors=errors,
+        phases=_load_phases(),
+        facts=_load_facts(),
+        describe=_load_describe(),
+    )

@@ -1,0 +1,275 @@
+"""Find candidate lines fast: a DFA prefilter over raw bytes in large blocks.
+
+Python's ``re`` over a 400 MB log takes many seconds; a multi-literal automaton
+over the raw bytes takes a fraction of a second. So the scanner only looks for
+the trigger strings of every rule (knowledge/*.yaml) and returns the few lines
+that contain one, with their line numbers; the full rules run on those lines
+and on windows read around them afterwards.
+
+Backends: Hyperscan when installed (several GB/s), else google-re2. Big inputs
+are split into line-aligned byte ranges scanned by two processes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import cache
+from multiprocessing import get_context
+
+BLOCK_BYTES = 8 * 1024 * 1024
+HALF_SLICE = 4 * 1024  # bytes kept on each side of a match in a very long line
+CARRY_CAP = 64 * 1024  # bytes of an unfinished line carried into the next block
+RANGE_BYTES = 48 * 1024 * 1024  # files are split into ranges of about this size
+PARALLEL_MIN_BYTES = 24 * 1024 * 1024  # below this, one process is faster
+MAX_CANDIDATES = 20_000  # per range; afterwards only memory-signature lines are kept
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A line (or a slice of a very long line) that contains a trigger."""
+
+    line: int  # 1-based line number in the source
+    offset: int  # byte offset of ``data`` in the source
+    data: bytes
+
+
+@dataclass
+class RangeScan:
+    candidates: list[Candidate] = field(default_factory=list)
+    newlines: int = 0
+    dropped: int = 0  # candidates not kept because of MAX_CANDIDATES
+
+
+class Prefilter:
+    """Multi-pattern search over bytes, reporting match end offsets."""
+
+    def __init__(self, triggers: Sequence[str], priority: Sequence[str]) -> None:
+        self.triggers = tuple(triggers)
+        self._priority = re.compile("|".join(_to_python(t) for t in priority).encode())
+        self._hs = _hyperscan_db(self.triggers)
+        if self._hs is None:
+            import re2
+
+            self._re2 = re2.compile("|".join(_to_re2(t) for t in self.triggers).encode())
+
+    @property
+    def backend(self) -> str:
+        return "hyperscan" if self._hs is not None else "re2"
+
+    def ends(self, buf: bytes) -> list[int]:
+        if self._hs is not None:
+            found: list[int] = []
+            self._hs.scan(buf, match_event_handler=lambda _i, _f, to, _fl, _c: found.append(to))
+            found.sort()
+            return found
+        return [m.end() for m in self._re2.finditer(buf)]
+
+    def is_priority(self, data: bytes) -> bool:
+        return self._priority.search(data) is not None
+
+
+def _to_python(trigger: str) -> str:
+    if trigger.startswith("(?i)"):
+        return "(?i:" + trigger[4:] + ")"
+    return "(?:" + trigger + ")"
+
+
+def _to_re2(trigger: str) -> str:
+    return _to_python(trigger)
+
+
+def _hyperscan_db(triggers: tuple[str, ...]):
+    if os.environ.get("AREAL_DOCTOR_PREFILTER") == "re2":
+        return None
+    try:
+        import hyperscan
+    except ImportError:
+        return None
+    expressions, flags = [], []
+    for trigger in triggers:
+        caseless = trigger.startswith("(?i)")
+        expressions.append(trigger.removeprefix("(?i)").encode())
+        flags.append(hyperscan.HS_FLAG_CASELESS if caseless else 0)
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    database.compile(
+        expressions=expressions,
+        ids=list(range(len(expressions))),
+        elements=len(expressions),
+        flags=flags,
+    )
+    return database
+
+
+@cache
+def default_prefilter() -> Prefilter:
+    from assistant.logs.rules import load_rules
+
+    rules = load_rules()
+    priority = [t for sig in rules.signatures for t in sig.triggers]
+    return Prefilter(rules.triggers, priority)
+
+
+def scan_range(path: str, start: int, end: int, prefilter: Prefilter | None = None) -> RangeScan:
+    """Scan bytes [start, end) of ``path``; ``start`` must begin a line."""
+    prefilter = prefilter or default_prefilter()
+    result = RangeScan()
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        state = _BlockState(base=start)
+        remaining = end - start
+        carry = b""
+        while True:
+            chunk = handle.read(min(BLOCK_BYTES, remaining)) if remaining > 0 else b""
+            remaining -= len(chunk)
+            final = remaining <= 0 or not chunk
+            buf = carry + chunk if carry else chunk
+            carry = _scan_block(buf, final, state, prefilter, result)
+            if final:
+                break
+    return result
+
+
+@dataclass
+class _BlockState:
+    base: int  # absolute offset of the current buffer's first byte
+    lines_at_base: int = 0  # newlines before ``base`` (relative to the range start)
+    covered_until: int = -1  # absolute offset up to which candidates were taken
+    starts_at_line: bool = True  # the buffer's first byte begins a line
+
+
+def _scan_block(buf: bytes, final: bool, st: _BlockState, pf: Prefilter, out: RangeScan) -> bytes:
+    """Collect candidates in ``buf``; return the unfinished tail to carry over."""
+    cursor, lines_at_cursor = 0, st.lines_at_base
+    limit = len(buf)
+    for end in pf.ends(buf) if buf else ():
+        if st.base + end <= st.covered_until:
+            continue
+        lo = max(0, end - HALF_SLICE)
+        newline = buf.rfind(b"\n", lo, end)
+        if newline >= 0:
+            line_start = newline + 1
+        else:
+            line_start = 0 if lo == 0 and st.starts_at_line else lo
+        newline = buf.find(b"\n", end, end + HALF_SLICE)
+        if newline >= 0:
+            line_end = newline
+        elif end + HALF_SLICE <= limit or final:
+            line_end = min(limit, end + HALF_SLICE)
+        else:
+            continue  # unfinished line: it is carried over and scanned again
+        if line_start >= cursor:
+            lines_at_cursor += buf.count(b"\n", cursor, line_start)
+            cursor = line_start
+            line_no = lines_at_cursor
+        else:
+            line_no = lines_at_cursor - buf.count(b"\n", line_start, cursor)
+        st.covered_until = st.base + line_end
+        _keep(out, pf, Candidate(line_no + 1, st.base + line_start, buf[line_start:line_end]))
+    if final:
+        out.newlines = lines_at_cursor + buf.count(b"\n", cursor)
+        return b""
+    last_newline = buf.rfind(b"\n")
+    carry_start = max(last_newline + 1, limit - CARRY_CAP)
+    if carry_start < cursor:  # keep the cursor inside the part we count now
+        lines_at_cursor -= buf.count(b"\n", carry_start, cursor)
+        cursor = carry_start
+    st.lines_at_base = lines_at_cursor + buf.count(b"\n", cursor, carry_start)
+    st.starts_at_line = carry_start == last_newline + 1
+    st.base += carry_start
+    return buf[carry_start:]
+
+
+def _keep(out: RangeScan, pf: Prefilter, candidate: Candidate) -> None:
+    if len(out.candidates) < MAX_CANDIDATES or (
+        len(out.candidates) < 2 * MAX_CANDIDATES and pf.is_priority(candidate.data)
+    ):
+        out.candidates.append(candidate)
+    else:
+        out.dropped += 1
+
+
+@dataclass(frozen=True)
+class _Task:
+    source: int
+    path: str
+    start: int
+    end: int
+
+
+def split_ranges(path: str, size: int, range_bytes: int = RANGE_BYTES) -> list[tuple[int, int]]:
+    """Line-aligned byte ranges of about ``range_bytes`` covering the file."""
+    if size <= range_bytes:
+        return [(0, size)]
+    cuts = [0]
+    with open(path, "rb") as handle:
+        for target in range(range_bytes, size, range_bytes):
+            handle.seek(target)
+            probe = handle.read(1024 * 1024)
+            newline = probe.find(b"\n")
+            if newline < 0:
+                continue  # a huge line here: leave it to one range
+            cut = target + newline + 1
+            if cut > cuts[-1] and cut < size:
+                cuts.append(cut)
+    cuts.append(size)
+    return list(zip(cuts, cuts[1:], strict=False))
+
+
+def _run_task(task: _Task) -> tuple[_Task, RangeScan]:
+    return task, scan_range(task.path, task.start, task.end)
+
+
+def scan_files(
+    paths: Sequence[str],
+    sizes: Sequence[int],
+    progress: Callable[[int, int], None] | None = None,
+    workers: int | None = None,
+) -> list[RangeScan]:
+    """Scan every file; one merged RangeScan per file, line numbers absolute."""
+    default_prefilter()  # compile before forking, so workers inherit it
+    total = sum(sizes)
+    tasks = [
+        _Task(index, path, start, end)
+        for index, (path, size) in enumerate(zip(paths, sizes, strict=True))
+        for start, end in split_ranges(path, size)
+    ]
+    workers = workers if workers is not None else min(2, os.cpu_count() or 1)
+    parts: dict[tuple[int, int], RangeScan] = {}
+    done = 0
+    if workers > 1 and total >= PARALLEL_MIN_BYTES and len(tasks) > 1:
+        with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
+            for task, scanned in pool.map(_run_task, tasks, chunksize=_chunksize(tasks)):
+                parts[(task.source, task.start)] = scanned
+                done += task.end - task.start
+                if progress:
+                    progress(done, total)
+    else:
+        for task in tasks:
+            parts[(task.source, task.start)] = scan_range(task.path, task.start, task.end)
+            done += task.end - task.start
+            if progress:
+                progress(done, total)
+    return _merge(tasks, parts, len(paths))
+
+
+def _chunksize(tasks: list[_Task]) -> int:
+    return max(1, len(tasks) // 16)
+
+
+def _merge(
+    tasks: list[_Task], parts: dict[tuple[int, int], RangeScan], count: int
+) -> list[RangeScan]:
+    merged = [RangeScan() for _ in range(count)]
+    for task in tasks:  # tasks are in file order, ranges in offset order
+        part, whole = parts[(task.source, task.start)], merged[task.source]
+        shift = whole.newlines
+        whole.candidates.extend(
+            Candidate(c.line + shift, c.offset, c.data) for c in part.candidates
+        )
+        whole.newlines += part.newlines
+        whole.dropped += part.dropped
+    return merged

@@ -1,0 +1,69 @@
+"""Read a bounded window of lines around a candidate line.
+
+Only the root-cause candidates get a window: the traceback above the failure,
+the lines that follow it and the context that tells the phase. Windows are
+bounded in bytes and lines, so a 30 MB line or a 400 MB file costs the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from assistant.logs.lines import MAX_LINE_CHARS, CleanLine, clean_line
+
+BEFORE_BYTES = 160 * 1024
+AFTER_BYTES = 48 * 1024
+BEFORE_LINES = 400
+AFTER_LINES = 60
+
+
+@dataclass(frozen=True)
+class WindowLine:
+    number: int  # 1-based line number in the source
+    clean: CleanLine
+
+    @property
+    def text(self) -> str:
+        return self.clean.text
+
+
+@dataclass(frozen=True)
+class Window:
+    lines: tuple[WindowLine, ...]
+    center: int  # index in ``lines`` of the candidate line
+
+    def index_of(self, number: int) -> int | None:
+        for index, line in enumerate(self.lines):
+            if line.number == number:
+                return index
+        return None
+
+
+def read_window(path: str, offset: int, line_number: int) -> Window:
+    """Lines around the line starting at byte ``offset`` (line ``line_number``)."""
+    start = max(0, offset - BEFORE_BYTES)
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        data = handle.read(offset - start + AFTER_BYTES)
+    head, tail = data[: offset - start], data[offset - start :]
+    before = head.split(b"\n")
+    if start > 0 and len(before) > 1:
+        before = before[1:]  # the first piece is a partial line
+    before = before[:-1] if before and before[-1] == b"" else before
+    if head and not head.endswith(b"\n") and before:
+        # the offset is inside a very long line: its slice starts at ``offset``
+        before.pop()
+    before = before[-BEFORE_LINES:]
+    after = tail.split(b"\n")[: AFTER_LINES + 1]
+    if len(data) == offset - start + AFTER_BYTES and len(after) > 1:
+        after = after[:-1]  # the last piece may be cut
+    lines = [WindowLine(line_number - len(before) + i, _clean(raw)) for i, raw in enumerate(before)]
+    center = len(lines)
+    lines += [WindowLine(line_number + i, _clean(raw)) for i, raw in enumerate(after)]
+    return Window(tuple(lines), center)
+
+
+def _clean(raw: bytes) -> CleanLine:
+    if len(raw) > MAX_LINE_CHARS * 4:
+        raw = raw[: MAX_LINE_CHARS * 4]
+    return clean_line(raw.decode("utf-8", errors="replace"))
