@@ -35,6 +35,8 @@ def tree() -> dict[str, Any]:
         for fix_id in plan.get("fixes") or []:
             if fix_id not in fixes:
                 raise KnowledgeError(f"tree.yaml: plan {plan.get('id')} names unknown fix {fix_id}")
+    if data.get("fallback") and data["fallback"] not in fixes:
+        raise KnowledgeError("tree.yaml: the fallback names an unknown fix")
     for fix_id, spec in fixes.items():
         for step in spec.get("patch") or []:
             name = step.get("fn") or step.get("vars")
@@ -60,12 +62,18 @@ def decide(
     baseline = check_config(config, lang=lang, known=known) if config is not None else []
     decision.warnings = baseline
     if report.oom:
-        for fix_id in candidate_fixes(ctx, data):
+        candidates = candidate_fixes(ctx, data)
+        for fix_id in candidates:
             outcome = _evaluate(ctx, fix_id, data, baseline)
             if isinstance(outcome, Recommendation):
                 decision.recommendations.append(outcome)
             elif isinstance(outcome, Skipped):
                 decision.skipped.append(outcome)
+        fallback = data.get("fallback")
+        if not decision.recommendations and fallback and fallback not in candidates:
+            outcome = _evaluate(ctx, fallback, data, baseline)
+            if isinstance(outcome, Recommendation):
+                decision.recommendations.append(outcome)
     decision.questions = book.questions()
     if decision.recommendations:
         first = decision.recommendations[0].patch
