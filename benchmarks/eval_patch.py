@@ -99,9 +99,8 @@ def main() -> int:
             patches += count
             first = decision.recommendations[0].fix if decision.recommendations else "-"
             status = "ok" if not bad else "FAIL " + ", ".join(bad)
-            print(
-                f"{path.name:<58} {phase:<14} {first:<24} {len(decision.recommendations):>4} {count:>7} {status}"
-            )
+            recs = len(decision.recommendations)
+            print(f"{path.name:<58} {phase:<14} {first:<24} {recs:>4} {count:>7} {status}")
     print()
     print(f"configs: {len(paths)}  decisions: {decisions}  patches applied: {patches}")
     print(f"decisions whose first fix is not a config change: {empty_first}")
