@@ -23,7 +23,7 @@ from tui_helpers import (
 from assistant import pipeline
 from assistant.tui import make_app
 from assistant.tui.screens import HelpScreen, PathPrompt
-from assistant.tui.widgets.paste import PasteArea
+from assistant.tui.widgets.paste import PasteArea, PastePanel
 from assistant.tui.widgets.question import QuestionPrompt
 
 SIZE = (120, 40)
@@ -55,7 +55,11 @@ async def test_paste_answer_both_questions_and_save_the_patch(stub, tmp_path):
         assert prompt.question is not None and prompt.question.id == "multi_turn"
         assert "(en) Is the rollout multi-turn?" in chat_texts(app)[-1]
         assert active_tab(app) == "tab-evidence"
+        assert "Tried to allocate 6.50 GiB" in app.query_one(PastePanel).text
+        app.query_one(TabbedContent).active = "tab-log"  # laid out once shown
+        await pilot.pause()
         assert "Tried to allocate 6.50 GiB" in app.query_one(PasteArea).text
+        app.query_one(TabbedContent).active = "tab-evidence"
 
         await pilot.click("#choice-answer", offset=(4, 1))  # the first choice: yes
         await settle(pilot)
@@ -149,6 +153,8 @@ async def test_markup_and_escapes_in_a_log_are_shown_as_text(stub):
         assert "[/] [link=file:///etc/passwd]x[/link] [b]." in texts
         summary = next(text for text in chat_texts(app) if "Memory failure" in text)
         assert "[link=file:///etc/passwd]x[/link]" in summary
+        app.query_one(TabbedContent).active = "tab-log"
+        await pilot.pause()
         assert "\u241b[31mred" in app.query_one(PasteArea).text  # ESC shown, not obeyed
         await type_line(pilot, "[bold]what[/] [link=x]is this")
         assert "[bold]what[/] [link=x]is this" in chat_texts(app, "user")

@@ -142,6 +142,11 @@ class DoctorApp(App[int]):
     def focus_chat(self) -> None:
         self.query_one(ChatInput).focus()
 
+    def fill_log_tab(self) -> None:
+        """A log kept for the Log tab is laid out after the answer, if that tab stays up."""
+        if self.query_one(TabbedContent).active == "tab-log":
+            self.call_after_refresh(self.query_one(PastePanel).flush)
+
     def show_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = f"tab-{name}"
 
@@ -182,11 +187,13 @@ class DoctorApp(App[int]):
         adopted = self.session.accept(message.outcome)
         self.publish()
         self.talk.after(message.outcome, adopted)
+        self.fill_log_tab()
 
     def on_job_failed(self, message: JobFailed) -> None:
         self.query_one("#progress").display = False
         self.talk.error(message.error)
         self.publish()
+        self.fill_log_tab()
 
     # -- what the user does -------------------------------------------------------
 
@@ -277,7 +284,7 @@ class DoctorApp(App[int]):
         self.query_one("#progress").display = False
         self.session.reset()
         self.publish()
-        self.query_one(PastePanel).area.clear()
+        self.query_one(PastePanel).clear()
         self.query_one(ChatLog).clear()
         self.talk.welcome()
         self.show_tab("log")

@@ -57,7 +57,7 @@ class Conversation:
         lines = text.count("\n") + 1
         self.say(Text(t("chat.user_pasted", self.lang, lines=lines), style="italic"), "user")
         if not shown:
-            self.app.query_one(PastePanel).area.show_log(text)
+            self.app.query_one(PastePanel).show_log(text)
 
     def typed_answer(self, text: str) -> AnswerChosen | None:
         """The open question's answer, when the chat line is one."""

@@ -34,13 +34,19 @@ class PasteArea(TextArea):
 
 
 class PastePanel(Vertical):
-    """The paste area with its buttons."""
+    """The paste area with its buttons.
+
+    A log pasted into the chat line is put in the area only when the Log tab is
+    next shown, or after its diagnosis is on screen: laying out 20,000 lines costs
+    a third of a second that the diagnosis should not wait for.
+    """
 
     lang: reactive[str] = reactive("en", init=False)
 
     def __init__(self, lang: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.set_reactive(PastePanel.lang, lang)
+        self.pending: str | None = None
 
     def compose(self) -> ComposeResult:
         yield PasteArea(
@@ -67,14 +73,36 @@ class PastePanel(Vertical):
     def area(self) -> PasteArea:
         return self.query_one(PasteArea)
 
+    def show_log(self, text: str) -> None:
+        """Keep ``text`` for the area; it is laid out when shown or once diagnosed."""
+        self.pending = text
+
+    def clear(self) -> None:
+        self.pending = None
+        self.area.clear()
+
+    def on_show(self) -> None:
+        self.flush()
+
+    def flush(self) -> None:
+        """Lay out a kept log now."""
+        if self.pending is not None:
+            text, self.pending = self.pending, None
+            self.area.show_log(text)
+
+    @property
+    def text(self) -> str:
+        """The log in the area (a pending one counts), as it would be diagnosed."""
+        return self.pending if self.pending is not None else restore(self.area.text)
+
     @on(Button.Pressed, "#paste-diagnose")
     def _diagnose(self, event: Button.Pressed) -> None:
         event.stop()
-        text = restore(self.area.text)
+        text = self.text
         if text.strip():
             self.post_message(LogSubmitted(text, shown=True))
 
     @on(Button.Pressed, "#paste-clear")
     def _clear(self, event: Button.Pressed) -> None:
         event.stop()
-        self.area.clear()
+        self.clear()
