@@ -274,6 +274,11 @@ def test_server_comes_from_the_config_when_the_log_does_not_say() -> None:
     assert decision.recommendations[0].section == "x-vllm-memory"
 
 
+def test_weights_load_tag_yields_to_later_activity() -> None:
+    rep = report("generation", server="vllm", signature_tags=["sampler", "weights_load"])
+    assert run(rep, None).recommendations[0].fix == "vllm-utilization-lower"
+
+
 def test_weights_that_do_not_fit_need_tensor_parallelism() -> None:
     rep = report("generation", signature_tags=["weights_load"])
     decision = run(rep, config("grpo_fsdp.yaml"))
@@ -321,7 +326,7 @@ def test_memory_held_by_other_processes_comes_first() -> None:
 FRAGMENTED = {
     "tried_to_allocate_bytes": 2 * GIB,
     "total_capacity_bytes": 80 * GIB,
-    "reserved_unallocated_bytes": 12 * GIB,
+    "reserved_unallocated_bytes": 30 * GIB,
 }
 
 
@@ -336,8 +341,16 @@ def test_fragmentation_suggests_expandable_segments() -> None:
     )
 
 
-def test_small_unallocated_share_is_not_fragmentation() -> None:
-    metrics = dict(FRAGMENTED, reserved_unallocated_bytes=GIB)
+@pytest.mark.parametrize(
+    ("unallocated_gib", "tried_gib"),
+    [(12, 2), (30, 40)],  # a small share of the GPU; less than the failed request
+)
+def test_ordinary_cache_is_not_fragmentation(unallocated_gib: int, tried_gib: int) -> None:
+    metrics = dict(
+        FRAGMENTED,
+        reserved_unallocated_bytes=unallocated_gib * GIB,
+        tried_to_allocate_bytes=tried_gib * GIB,
+    )
     assert "fragmentation" not in fixes(run(report("training", metrics=metrics), None))
 
 

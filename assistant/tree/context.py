@@ -145,10 +145,10 @@ def _fragmentation(ctx: Context) -> bool:
         return False
     tried = metrics.get("tried_to_allocate_bytes")
     total = metrics.get("total_capacity_bytes")
-    if isinstance(tried, int | float) and tried > 0 and unallocated >= tried:
-        return True
+    if not isinstance(tried, int | float) or not isinstance(total, int | float) or total <= 0:
+        return False
     share = ctx.settings["fragmentation_share_of_total"]
-    return isinstance(total, int | float) and total > 0 and unallocated / total >= share
+    return unallocated >= tried and unallocated / total >= share
 
 
 @derived("startup_kv")
