@@ -170,13 +170,17 @@ def main() -> int:
             base[key].append(first_relevant_rank(baseline.rank(query.text), query.relevant))
         if rank != 1:
             misses.append((query, rank, ranked[:3]))
-    print(f"{'group':<11}{'n':>4}   {'R@1':>5} {'R@3':>5} {'MRR@5':>6}   | baseline "
-          f"{'R@1':>5} {'R@3':>5} {'MRR@5':>6}")
+    print(
+        f"{'group':<11}{'n':>4}   {'R@1':>5} {'R@3':>5} {'MRR@5':>6}   | baseline "
+        f"{'R@1':>5} {'R@3':>5} {'MRR@5':>6}"
+    )
     for group in [*sorted(k for k in ours if k != "ALL"), "ALL"]:
         r1, r3, mrr = metrics(ours[group])
         b1, b3, bmrr = metrics(base[group])
-        print(f"{group:<11}{len(ours[group]):>4}   {r1:5.2f} {r3:5.2f} {mrr:6.3f}   |          "
-              f"{b1:5.2f} {b3:5.2f} {bmrr:6.3f}")
+        print(
+            f"{group:<11}{len(ours[group]):>4}   {r1:5.2f} {r3:5.2f} {mrr:6.3f}   |          "
+            f"{b1:5.2f} {b3:5.2f} {bmrr:6.3f}"
+        )
     if args.show_misses:
         for query, rank, top in misses:
             print(f"  rank {rank or '-'}: {query.text!r} want {list(query.relevant)} got {top}")

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assistant.errors import UserError
-from assistant.search.index import DEFAULT_CONFIG, IndexConfig, section_index
+from assistant.search.glossary import query_phases
+from assistant.search.index import DEFAULT_CONFIG, IndexConfig, phase_patterns, section_index
 from assistant.search.sections import LANGS
 from assistant.search.snippets import best_snippet
 from assistant.search.tokenize import detect_lang, query_terms, query_weights
@@ -49,10 +50,15 @@ def search(
     if not terms or k == 0:
         return []
     weights = query_weights(terms)
+    phases = (
+        query_phases(query[:MAX_QUERY_CHARS], phase_patterns()) if config.phase_boost else set()
+    )
     ranked: list[tuple[float, int, dict[str, Any], Any]] = []
     for order, language in enumerate(langs):
         index = section_index(language, config)
         for score, doc in index.rank(weights):
+            if doc["phase"] in phases:
+                score *= 1.0 + config.phase_boost
             ranked.append((score, order, doc, index))
     ranked.sort(key=lambda item: (-item[0], item[1]))
     return [_hit(doc, score, terms, index) for score, _order, doc, index in ranked[:k]]

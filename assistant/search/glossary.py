@@ -116,10 +116,36 @@ def load_glossary() -> list[GlossaryEntry]:
     return parse_glossary(load_yaml("glossary.yaml"))
 
 
-def phase_words(phase: str) -> str:
-    """The words of ``knowledge/phase_terms.yaml`` for ``phase``, as one line of text."""
+def _phase_table() -> dict[str, dict[str, list[str]]]:
     from assistant.knowledge import load_yaml
 
     table = load_yaml("phase_terms.yaml") or {}
-    words = table.get(phase) or {}
+    if not isinstance(table, dict):
+        raise KnowledgeError("phase_terms.yaml must map phase ids to en/zh word lists")
+    return table
+
+
+def phase_words(phase: str) -> str:
+    """The words of ``knowledge/phase_terms.yaml`` for ``phase``, as one line of text."""
+    words = _phase_table().get(phase) or {}
     return " ; ".join(str(term) for key in ("en", "zh") for term in words.get(key) or [])
+
+
+def compile_phase_patterns() -> dict[str, dict[str, list[str]]]:
+    """Per phase, its words as match patterns (plain data, cached with the index)."""
+    compiled = {}
+    for phase, words in _phase_table().items():
+        entry = GlossaryEntry(tuple(str(t) for key in ("en", "zh") for t in words.get(key) or []))
+        compiled[phase] = {"zh": list(entry.chinese_patterns), "words": list(entry.word_patterns)}
+    return compiled
+
+
+def query_phases(query: str, patterns: dict[str, dict[str, list[str]]]) -> set[str]:
+    """The phases whose words occur in ``query`` (no jieba needed)."""
+    text = MatchableText(query)
+    return {
+        phase
+        for phase, compiled in patterns.items()
+        if any(text.has_words(p) for p in compiled["words"])
+        or any(text.chinese_occurrences(p) for p in compiled["zh"])
+    }

@@ -46,8 +46,10 @@ class IndexConfig:
 
     weights: Weights = field(default_factory=Weights)
     k1: float = 1.2
-    b: float = 0.75
+    b: float = 0.6
     include_extra: bool = False
+    # Sections of a phase the query names (phase_terms.yaml) score this much more.
+    phase_boost: float = 0.4
 
 
 DEFAULT_CONFIG = IndexConfig()
@@ -95,19 +97,30 @@ def document_terms(doc: dict[str, Any], weights: Weights) -> list[str]:
 
 @cache
 def section_index(lang: str, config: IndexConfig = DEFAULT_CONFIG) -> SectionIndex:
-    return SectionIndex(compiled_sections()[lang], config)
+    return SectionIndex(compiled_knowledge()["langs"][lang], config)
+
+
+def phase_patterns() -> dict[str, dict[str, list[str]]]:
+    """Match patterns of each phase's words (see glossary.query_phases)."""
+    return compiled_knowledge()["phases"]
 
 
 @cache
-def compiled_sections() -> dict[str, list[dict[str, Any]]]:
-    """Compiled sections per language, from the cache when it is current."""
+def compiled_knowledge() -> dict[str, Any]:
+    """Compiled sections per language and phase patterns, from the cache when current."""
     fingerprint = knowledge_fingerprint()
     cached = index_cache.read_json(CACHE_NAME)
     if isinstance(cached, dict) and cached.get("fingerprint") == fingerprint:
-        return cached["langs"]
-    langs = {lang: compile_language(lang) for lang in LANGS}
-    index_cache.write_json(CACHE_NAME, {"fingerprint": fingerprint, "langs": langs})
-    return langs
+        return cached
+    from assistant.search.glossary import compile_phase_patterns
+
+    compiled = {
+        "fingerprint": fingerprint,
+        "langs": {lang: compile_language(lang) for lang in LANGS},
+        "phases": compile_phase_patterns(),
+    }
+    index_cache.write_json(CACHE_NAME, compiled)
+    return compiled
 
 
 def compile_language(lang: str) -> list[dict[str, Any]]:
