@@ -102,10 +102,3 @@ def rewrite_backend(config: ExperimentConfig, engine: str, new: Backend) -> dict
         training = new
     parts = [b.text() for b in (inference, training) if b is not None]
     return {"allocation_mode": "+".join(parts)}
-
-
-def try_parse(text: object) -> Backend | None:
-    try:
-        return parse_backend(text)
-    except BackendError:
-        return None
