@@ -25,13 +25,17 @@ from assistant.tui.session import DocItem, Outcome, Session, is_config_path
 from assistant.tui.widgets.question import default_answer, match_answer
 
 TUI_SOURCE = Path(__file__).resolve().parent.parent / "assistant" / "tui"
-KEY_CALL = re.compile(r"""\b(?:t|note|heading)\(\s*"([a-z_]+\.[a-z_.]+)\"""")
+FILE_NAMES = {"app.tcss"}  # literals shaped like keys that are not
+KEY_LITERAL = re.compile(r'"([a-z]+\.[a-z_]+)"')
 
 
 def keys_used_in_code() -> set[str]:
+    """Every string literal in assistant/tui shaped like a key of a known group."""
+    groups = {key.split(".")[0] for key in strings()}
     keys: set[str] = set()
     for path in TUI_SOURCE.rglob("*.py"):
-        keys.update(KEY_CALL.findall(path.read_text(encoding="utf-8")))
+        found = KEY_LITERAL.findall(path.read_text(encoding="utf-8"))
+        keys.update(key for key in found if key.split(".")[0] in groups and key not in FILE_NAMES)
     keys.update(f"key.{action}" for _, action in KEYS)
     keys.update(f"tab.{name}" for name in TABS)
     keys.update(f"metric.{name}" for name in SHOWN_FIGURES)
@@ -46,7 +50,8 @@ def fields(text: str) -> set[str]:
 
 
 def test_the_scan_finds_keys_so_the_coverage_check_means_something():
-    assert {"chat.welcome", "patch.fragment", "evidence.root_cause"} <= keys_used_in_code()
+    found = keys_used_in_code()
+    assert {"chat.welcome", "patch.fragment", "dialog.save_fragment_title"} <= found
 
 
 @pytest.mark.parametrize("key", sorted(keys_used_in_code()))
@@ -115,6 +120,9 @@ def test_a_typed_line_answers_the_open_question_only_when_it_fits(question, type
 
 def test_yes_no_labels_follow_the_language_and_bool_defaults_map_to_words():
     assert match_answer(YESNO, "yes", "zh") == ("yes", "是")
+    listed = Question("multi_turn", "?", "yesno", choices=["yes", "no"], default="no")
+    assert match_answer(listed, "否", "zh") == ("no", "否")
+    assert default_answer(listed, "zh") == ("no", "否")
     flag = Question("is_vlm", "VLM?", "yesno", default=False)
     assert default_answer(flag, "en") == ("no", "no")
     assert default_answer(flag, "zh") == ("no", "否")

@@ -245,9 +245,9 @@ class DoctorApp(App[int]):
         if not self.session.patch_ready:
             self.talk.note("chat.nothing_to_save")
             return
-        prompt = PathPrompt(
-            t("dialog.save_title", self.lang), self.session.suggested_save_path(), self.lang
-        )
+        has_config = self.session.config is not None
+        title = t("dialog.save_title" if has_config else "dialog.save_fragment_title", self.lang)
+        prompt = PathPrompt(title, self.session.suggested_save_path(), self.lang)
         self.push_screen(prompt, self._save_to)
 
     def _save_to(self, path: str | None) -> None:

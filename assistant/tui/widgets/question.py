@@ -23,10 +23,14 @@ DEFAULT_OPTION = "use-default"
 
 
 def choices_of(question: Question, lang: str) -> list[tuple[str, str]]:
-    """(value, label) pairs; yes/no questions get their words in ``lang``."""
-    if question.type == "yesno" and not question.choices:
-        return [("yes", t("answer.yes", lang)), ("no", t("answer.no", lang))]
-    return [(str(choice), str(choice)) for choice in question.choices]
+    """(value, label) pairs; yes/no values are labelled in ``lang``."""
+    values = [str(choice) for choice in question.choices]
+    if question.type == "yesno" and not values:
+        values = ["yes", "no"]
+    yes_no = {"yes": t("answer.yes", lang), "no": t("answer.no", lang)}
+    if question.type != "yesno":
+        return [(value, value) for value in values]
+    return [(value, yes_no.get(value, value)) for value in values]
 
 
 def is_number(text: str) -> bool:
