@@ -116,7 +116,7 @@ def run_check(args: argparse.Namespace) -> int:
     from assistant.render import render_check
 
     config = load_config(args.config)
-    warnings = check_config(config)
+    warnings = check_config(config, lang=resolve_lang(args.lang))
     write_out(
         render_check(
             config,

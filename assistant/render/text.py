@@ -168,8 +168,6 @@ def _decision(diagnosis: Diagnosis, lang: str, s: Styler) -> list[str]:
             lines.append(f"  {number}. " + s(rec.title, BOLD, CYAN) + s(f"  [{rec.section}]", DIM))
             for why_line in rec.why.strip().splitlines():
                 lines.append(f"     {why_line}")
-            for key, value in rec.patch.items():
-                lines.append("     " + s(f"{key}: {_yaml_scalar(value)}", GREEN))
             for key, value in rec.env.items():
                 lines.append("     " + s(f"{_t('env', lang)}: {key}={value}", GREEN))
             if rec.code_change:
@@ -220,12 +218,6 @@ def _docs(diagnosis: Diagnosis, lang: str, s: Styler) -> list[str]:
             f"  - {doc.title}  " + s(f"[{doc.section}] ({doc.lang}, {doc.score:.2f})", DIM)
         )
     return lines
-
-
-def _yaml_scalar(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def render_check_text(config: Any, warnings: list[ConfigWarning], *, color: bool, lang: str) -> str:
