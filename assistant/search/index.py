@@ -100,6 +100,17 @@ def section_index(lang: str, config: IndexConfig = DEFAULT_CONFIG) -> SectionInd
     return SectionIndex(compiled_knowledge()["langs"][lang], config)
 
 
+def clear_caches() -> None:
+    """Forget the in-process index (tests, or after editing knowledge/ in a session)."""
+    from assistant.search.cache import cache_dir
+    from assistant.search.sections import clear_section_cache
+
+    clear_section_cache()
+    section_index.cache_clear()
+    compiled_knowledge.cache_clear()
+    cache_dir.cache_clear()
+
+
 def phase_patterns() -> dict[str, dict[str, list[str]]]:
     """Match patterns of each phase's words (see glossary.query_phases)."""
     return compiled_knowledge()["phases"]

@@ -73,6 +73,10 @@ def _sections(lang: str) -> dict[str, Section]:
     return {section.id: section for section in parsed}
 
 
+def clear_section_cache() -> None:
+    _sections.cache_clear()
+
+
 def parse_section_file(path: Path, lang: str) -> Section:
     """Read one section file and check its front matter against its place on disk."""
     text = path.read_text(encoding="utf-8")

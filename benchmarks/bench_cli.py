@@ -1,0 +1,73 @@
+"""Cold-process timing of `areal-doctor search` against importing its dependencies.
+
+    .venv/bin/python benchmarks/bench_cli.py [--runs 7] [--query "训练时显存不足怎么办"]
+
+Each measurement starts a new Python process, so nothing is shared between runs
+except what a user also keeps between commands: the search-index cache in the user
+cache folder. Printed (median of --runs, in seconds):
+
+* ``import jieba, rank_bm25`` alone: the reference;
+* ``python -m assistant search QUERY`` with a warm cache (the normal case), and the
+  ratio to the reference (goal: at most 2);
+* the same with an empty cache folder on every run (first use after an install or a
+  knowledge edit: the index is compiled and written), for information.
+
+The interpreter running this script is used for every command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def timed_run(command: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def median_time(command: list[str], runs: int, env_for_run) -> float:
+    return statistics.median(timed_run(command, env_for_run(i)) for i in range(runs))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--query", default="训练时显存不足怎么办")
+    args = parser.parse_args()
+
+    python = sys.executable
+    base_env = dict(os.environ)
+    with tempfile.TemporaryDirectory() as scratch:
+        warm_env = {**base_env, "AREAL_DOCTOR_CACHE_DIR": str(Path(scratch) / "warm")}
+        imports = [python, "-c", "import jieba, rank_bm25"]
+        search = [python, "-m", "assistant", "search", args.query]
+        timed_run(search, warm_env)  # fill the cache once
+
+        def cold_env(run: int) -> dict[str, str]:
+            return {**base_env, "AREAL_DOCTOR_CACHE_DIR": str(Path(scratch) / f"cold{run}")}
+
+        reference = median_time(imports, args.runs, lambda _run: base_env)
+        warm = median_time(search, args.runs, lambda _run: warm_env)
+        cold = median_time(search, args.runs, cold_env)
+
+    print(f"runs per figure: {args.runs} (median), query: {args.query!r}")
+    print(f"import jieba, rank_bm25          {reference:6.3f} s")
+    print(
+        f"search, warm cache               {warm:6.3f} s   ratio {warm / reference:4.2f} (goal 2)"
+    )
+    print(f"search, empty cache every run    {cold:6.3f} s   ratio {cold / reference:4.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,274 @@
+"""BM25 variant, glossary expansion, cache, ranking, output shapes and bad queries."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from assistant.errors import KnowledgeError, UserError
+from assistant.search import SearchHit, format_hits_text, hits_to_json, search
+from assistant.search import index as search_index
+from assistant.search.bm25 import LuceneBM25, lucene_idf
+from assistant.search.glossary import GlossaryEntry, expansion_terms, parse_glossary
+from assistant.search.snippets import best_snippet, mark_terms
+from assistant.search.tokenize import tokenize
+
+
+@pytest.fixture(autouse=True, scope="module")
+def private_cache(tmp_path_factory):
+    """Keep the compiled index out of the user's cache folder."""
+    folder = tmp_path_factory.mktemp("areal-doctor-cache")
+    old = os.environ.get("AREAL_DOCTOR_CACHE_DIR")
+    os.environ["AREAL_DOCTOR_CACHE_DIR"] = str(folder)
+    search_index.clear_caches()
+    yield folder
+    if old is None:
+        del os.environ["AREAL_DOCTOR_CACHE_DIR"]
+    else:
+        os.environ["AREAL_DOCTOR_CACHE_DIR"] = old
+    search_index.clear_caches()
+
+
+# --- the BM25 variant ------------------------------------------------------------
+
+
+def test_a_term_in_half_the_sections_still_has_positive_weight_and_ranks_them():
+    corpus = [
+        ["memory", "micro", "batch"],
+        ["memory", "tensor", "parallel"],
+        ["disk", "weight", "update"],
+        ["sglang", "fraction"],
+    ]
+    model = LuceneBM25(corpus)
+    assert model.idf["memory"] > 0
+    scores = model.weighted_scores({"memory": 1.0})
+    assert scores[0] > 0 and scores[1] > 0
+    assert scores[2] == 0 and scores[3] == 0
+
+
+def test_a_term_in_most_sections_keeps_a_small_positive_weight():
+    assert 0 < lucene_idf(14, 13) < lucene_idf(14, 7) < lucene_idf(14, 1)
+
+
+def test_query_weights_scale_each_terms_contribution():
+    model = LuceneBM25([["sgd", "adam"], ["adam"], ["disk"]])
+    once = model.weighted_scores({"sgd": 1.0})
+    half = model.weighted_scores({"sgd": 0.5})
+    assert half[0] == pytest.approx(once[0] / 2)
+
+
+# --- glossary expansion ------------------------------------------------------------
+
+
+def test_glossary_ring_is_added_when_any_term_occurs():
+    entries = parse_glossary(
+        [{"en": ["gradient checkpointing", "recomputation"], "zh": ["重计算"]}]
+    )
+    added = set(expansion_terms("Enable gradient checkpointing", entries))
+    assert {"recomputation", *tokenize("重计算")} <= added
+    assert expansion_terms("Enable tensor parallelism", entries) == []
+
+
+def test_english_glossary_terms_match_whole_words_only():
+    entries = [GlossaryEntry(("tp", "tensor parallel"))]
+    assert expansion_terms("see https://example.org", entries) == []
+    assert expansion_terms("use tp=2", entries) != []
+
+
+def test_chinese_term_crossing_an_earlier_term_does_not_match():
+    micro_batch = GlossaryEntry(("micro-batch", "微批"))
+    batch_size = GlossaryEntry(("batch size", "批大小"))
+    matched = set(expansion_terms("优化微批大小", [micro_batch, batch_size]))
+    assert "micro" in matched
+    assert "batch" in matched  # from micro-batch itself
+    assert "size" not in matched
+
+
+def test_nested_chinese_terms_both_match():
+    gpu_memory = GlossaryEntry(("vram", "显存"))
+    oom = GlossaryEntry(("oom", "显存不足"))
+    assert {"vram", "oom"} <= set(expansion_terms("训练时显存不足", [gpu_memory, oom]))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"en": ["a", "b"]}, [{"en": ["only-one"]}], [{"fr": ["a", "b"]}], [{"en": ["a", ""]}]],
+)
+def test_malformed_glossary_is_a_knowledge_error(data):
+    with pytest.raises(KnowledgeError):
+        parse_glossary(data)
+
+
+# --- ranking on our own questions ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "section"),
+    [
+        ("梯度检查点怎么打开", "train-grad-checkpointing"),
+        ("同时跑的生成请求太多把显存撑爆了", "gen-reduce-concurrency"),
+        ("CPU卸载之后优化器更新太慢了", "train-per-layer-optim"),
+        ("weight_chunked_mem_mb default value", "wu-chunk-buffer"),
+        ("use a shared filesystem for weight sync instead of nccl", "wu-disk"),
+        ("OOM while loading the model before the first step", "train-efficient-load"),
+        ("never use adam with a bf16 optimizer dtype", "optimizer-state-dtype"),
+        ("fsdp:d2c2 是什么意思", "train-parallelism"),
+        ("actor.optimizer.type 改成 sgd 省显存吗", "train-light-optimizer"),
+        ("throw away intermediate activations and recompute them", "train-grad-checkpointing"),
+    ],
+)
+def test_own_questions_find_their_section_first(query, section):
+    assert search(query, k=1)[0].section == section
+
+
+def test_generic_training_question_stays_on_training_sections():
+    hits = search("训练时显存不足怎么办", k=3)
+    assert {hit.section for hit in hits} <= {
+        "train-micro-batch",
+        "train-grad-checkpointing",
+        "train-parallelism",
+        "train-per-layer-optim",
+        "train-light-optimizer",
+        "optimizer-state-dtype",
+        "core-parameters",
+    }
+
+
+def test_language_follows_the_query_unless_given():
+    assert {hit.lang for hit in search("梯度检查点怎么打开")} == {"zh"}
+    assert {hit.lang for hit in search("gradient checkpointing")} == {"en"}
+    assert search("梯度检查点", lang="en", k=1)[0].section == "train-grad-checkpointing"
+    assert search("梯度检查点", lang="en", k=1)[0].lang == "en"
+
+
+def test_all_languages_are_merged_by_score():
+    hits = search("gradient checkpointing 梯度检查点", lang="all", k=4)
+    assert {hit.lang for hit in hits} == {"zh", "en"}
+    assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
+
+
+def test_extra_sections_are_searched_only_on_request():
+    query = "PYTORCH_CUDA_ALLOC_CONF expandable_segments fragmentation"
+    assert all(not hit.section.startswith("x-") for hit in search(query, k=10))
+    assert search(query, k=1, include_extra=True)[0].section == "x-fragmentation"
+
+
+def test_hits_carry_a_snippet_with_the_matched_terms():
+    hit = search("max_tokens_per_mb 多轮对话", lang="zh", k=1)[0]
+    assert hit.section == "train-micro-batch"
+    assert hit.terms
+    assert all(term in hit.snippet for term in hit.terms)
+    assert len(hit.snippet) <= 170
+
+
+# --- bad queries -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_empty_query_is_a_user_error(query):
+    with pytest.raises(UserError):
+        search(query)
+
+
+@pytest.mark.parametrize("lang", ["fr", "ZH", ""])
+def test_unknown_language_is_a_user_error(lang):
+    with pytest.raises(UserError):
+        search("oom", lang=lang)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["привет мир", "🙂🙂🙂", "\x00\x01\x02", "，。、"],
+)
+def test_query_in_neither_language_returns_no_hits(query):
+    assert search(query) == []
+
+
+def test_huge_query_with_control_characters_returns_hits():
+    query = ("显存不足 OOM \x00\x1b[31m max_tokens_per_mb " * 5000)[:100_000]
+    hits = search(query)
+    assert hits
+    assert all(isinstance(hit, SearchHit) for hit in hits)
+
+
+def test_zero_results_requested():
+    assert search("oom", k=0) == []
+
+
+# --- the compiled-index cache ------------------------------------------------------------
+
+
+def test_compiled_index_is_written_and_then_reused(private_cache, monkeypatch):
+    search_index.clear_caches()
+    search("oom")
+    assert (private_cache / search_index.CACHE_NAME).is_file()
+
+    search_index.clear_caches()
+
+    def must_not_compile(lang):
+        raise AssertionError(f"compiled {lang} again although the cache is current")
+
+    monkeypatch.setattr(search_index, "compile_language", must_not_compile)
+    assert search("oom")
+
+
+def test_unwritable_cache_folder_falls_back_to_memory(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("AREAL_DOCTOR_CACHE_DIR", str(blocker / "cache"))
+    search_index.clear_caches()
+    try:
+        assert search("gradient checkpointing", k=1)[0].section == "train-grad-checkpointing"
+    finally:
+        monkeypatch.undo()
+        search_index.clear_caches()
+
+
+# --- snippets and output shapes ---------------------------------------------------------
+
+
+def test_best_snippet_prefers_the_sentence_with_the_rarest_matches():
+    sentences = ["Memory is used everywhere.", "Set max_tokens_per_mb as low as possible."]
+    idf = {"memory": 0.1, "max_tokens_per_mb": 2.0}.get
+    snippet, terms = best_snippet(sentences, ["memory", "max_tokens_per_mb"], lambda t: idf(t, 0))
+    assert snippet.startswith("Set")
+    assert terms == ["max_tokens_per_mb"]
+
+
+def test_long_sentence_is_cut_around_the_first_match():
+    sentence = "word " * 60 + "fragmentation " + "word " * 60
+    snippet, terms = best_snippet([sentence], ["fragmentation"], lambda _t: 1.0)
+    assert terms == ["fragmentation"]
+    assert snippet.startswith("…") and snippet.endswith("…")
+
+
+def test_mark_terms_marks_whole_words_only():
+    marked = mark_terms("mb and max_tokens_per_mb", ["mb"], "«", "»")
+    assert marked == "«mb» and max_tokens_per_mb"
+
+
+def test_json_has_the_contract_shape():
+    hits = search("gradient checkpointing", k=2)
+    document = hits_to_json("gradient checkpointing", hits)
+    assert document["query"] == "gradient checkpointing"
+    assert len(document["results"]) == 2
+    for result in document["results"]:
+        assert {"section", "lang", "title", "score", "snippet"} <= set(result)
+        assert isinstance(result["score"], float)
+    json.dumps(document, ensure_ascii=False)
+
+
+def test_text_output_numbers_results_and_marks_terms():
+    hits = search("gradient checkpointing", k=2)
+    plain = format_hits_text("gradient checkpointing", hits, color=False)
+    assert plain.startswith("1. ")
+    assert "[train-grad-checkpointing]" in plain
+    assert "«" in plain and "\x1b[" not in plain
+    colored = format_hits_text("gradient checkpointing", hits, color=True)
+    assert "\x1b[1m" in colored
+
+
+def test_text_output_without_hits_says_so():
+    assert "No guide section matches" in format_hits_text("xyz", [], color=False)

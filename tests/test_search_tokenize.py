@@ -1,0 +1,152 @@
+"""Tokenisation for the guide search: English, Chinese, mixed text, keys, backends."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assistant.search import detect_lang
+from assistant.search.tokenize import (
+    ENGLISH_STOP_WORDS,
+    query_terms,
+    query_weights,
+    stem,
+    tokenize,
+    word_terms,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_english_is_lower_cased_and_lightly_stemmed():
+    assert tokenize("Gradient Checkpointing reduces ACTIVATIONS") == [
+        "gradient",
+        "checkpoint",
+        "reduc",
+        "activation",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("variants", "same"),
+    [
+        (["token", "tokens"], "token"),
+        (["reduce", "reduced", "reduces"], "reduc"),
+        (["size", "sizes"], "siz"),
+        (["checkpoint", "checkpointing", "checkpoints"], "checkpoint"),
+        (["load", "loading", "loaded", "loads"], "load"),
+        (["gpu", "gpus"], "gpu"),
+        (["pad", "padding"], "pad"),
+    ],
+)
+def test_stemming_folds_forms_of_one_word(variants, same):
+    assert {stem(word) for word in variants} == {same}
+
+
+@pytest.mark.parametrize("word", ["status", "corpus", "nccl", "fp32", "bf16", "speed", "is"])
+def test_stemming_leaves_other_words_alone(word):
+    assert stem(word) == word
+
+
+def test_config_key_is_kept_whole_and_split():
+    assert word_terms("max_tokens_per_mb") == ["max_tokens_per_mb", "max", "token", "per", "mb"]
+
+
+def test_dotted_key_gives_whole_key_each_part_and_each_word():
+    terms = tokenize("actor.mb_spec.max_tokens_per_mb")
+    assert terms[0] == "actor.mb_spec.max_tokens_per_mb"
+    assert {"actor", "mb_spec", "spec", "max_tokens_per_mb", "max", "token", "per", "mb"} <= set(
+        terms
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("fsdp:d2c2", ["fsdp:d2c2", "fsdp", "d2c2"]),
+        ('backend: "sglang:d2t2"', ["backend", "sglang:d2t2", "sglang", "d2t2"]),
+        ("archon:d2p2e2", ["archon:d2p2e2", "archon", "d2p2e2"]),
+    ],
+)
+def test_backend_strings_are_kept_whole_and_split(text, expected):
+    assert tokenize(text) == expected
+
+
+def test_numbers_with_dots_stay_one_term():
+    assert tokenize("mem_fraction_static: 0.8") == [
+        "mem_fraction_static",
+        "mem",
+        "fraction",
+        "static",
+        "0.8",
+    ]
+
+
+def test_full_width_text_is_normalised():
+    assert tokenize("ＯＯＭ　ｍａｘ＿ｔｏｋｅｎｓ") == tokenize("OOM max_tokens")
+
+
+def test_chinese_is_segmented_into_dictionary_words():
+    terms = tokenize("训练时显存不足")
+    assert "训练" in terms
+    assert "显存" in terms
+    assert all(len(term) <= 4 for term in terms)
+
+
+def test_mixed_text_splits_scripts_and_keeps_keys():
+    terms = tokenize("把 max_tokens_per_mb 调到 4096，GPU内存还是不够")
+    assert "max_tokens_per_mb" in terms
+    assert "4096" in terms
+    assert "gpu" in terms
+    assert "内存" in terms
+
+
+def test_punctuation_and_control_characters_produce_no_terms():
+    assert tokenize("，。！？ \x00\x1b[0m ...") == ["0m"]
+    assert tokenize("\t\n\r") == []
+
+
+def test_query_terms_drop_english_function_words_only():
+    assert query_terms("how do I turn on the gradient checkpointing") == [
+        "turn",
+        "gradient",
+        "checkpoint",
+    ]
+    assert {"how", "the", "of"} <= ENGLISH_STOP_WORDS
+
+
+def test_query_weights_drop_the_commonest_chinese_words_and_count_repeats():
+    weights = query_weights(tokenize("显存的显存"))
+    assert "的" not in weights
+    assert weights["显存"] == 2.0
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("训练时显存不足怎么办", "zh"),
+        ("OOM during training", "en"),
+        ("VLM 开 memory_efficient_load 有用吗", "zh"),
+        ("gradient checkpointing 的 default", "en"),
+        ("", "en"),
+        ("12345", "en"),
+    ],
+)
+def test_detect_lang_follows_the_share_of_chinese(text, lang):
+    assert detect_lang(text) == lang
+
+
+def test_english_only_text_never_imports_jieba():
+    code = (
+        "import sys\n"
+        "from assistant.search.tokenize import tokenize\n"
+        "tokenize('gradient checkpointing fsdp:d2c2')\n"
+        "print('jieba' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "False"
