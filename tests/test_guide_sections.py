@@ -126,7 +126,7 @@ def test_fixture_section_parses_with_plain_sentences():
     assert section.keys == ["actor.mb_spec.max_tokens_per_mb"]
     sentences = plain_sentences(section.body)
     assert "Set max_tokens_per_mb as low as the longest sequence allows:" in sentences
-    assert "max_tokens_per_mb: 8192" in sentences
+    assert "actor:  mb_spec:  max_tokens_per_mb: 8192" in sentences
     assert "max_tokens_per_mb tokens per micro-batch" in sentences
     assert not any("|" in sentence or "`" in sentence for sentence in sentences)
 

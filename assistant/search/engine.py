@@ -67,7 +67,8 @@ def search(
                 score *= 1.0 + config.phase_boost
             ranked.append((score, order, doc, index))
     ranked.sort(key=lambda item: (-item[0], item[1]))
-    return [_hit(doc, score, terms, index) for score, _order, doc, index in ranked[:k]]
+    meaningful = [term for term in terms if term in weights]
+    return [_hit(doc, score, meaningful, index) for score, _order, doc, index in ranked[:k]]
 
 
 def _langs_for(query: str, lang: str | None) -> tuple[str, ...]:

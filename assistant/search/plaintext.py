@@ -18,11 +18,16 @@ _SENTENCE_END = re.compile(r"(?<=[。！？；])|(?<=[.!?;])\s+(?=[A-Z(`*])")
 
 
 def plain_sentences(body: str) -> list[str]:
-    """The body split into short plain-text pieces (sentences, list items, code lines)."""
+    """The body as short plain-text pieces: sentences, list items, table rows, code blocks.
+
+    A fenced code block stays one piece (its lines joined by two spaces), so a snippet
+    shows ``actor:  gradient_checkpointing: true`` rather than a lone ``actor:``.
+    """
     sentences: list[str] = []
-    for block in _blocks(body):
-        for piece in _SENTENCE_END.split(block):
-            piece = " ".join(piece.split())
+    for block, is_code in _blocks(body):
+        pieces = [block] if is_code else _SENTENCE_END.split(block)
+        for piece in pieces:
+            piece = " ".join(piece.split()) if not is_code else piece
             if piece:
                 sentences.append(piece)
     return sentences
@@ -32,26 +37,30 @@ def plain_text(body: str) -> str:
     return "\n".join(plain_sentences(body))
 
 
-def _blocks(body: str) -> list[str]:
-    """Paragraphs and list items joined back into one line each; code lines alone."""
-    blocks: list[str] = []
+def _blocks(body: str) -> list[tuple[str, bool]]:
+    """(text, is_code): paragraphs and list items joined back into one line each."""
+    blocks: list[tuple[str, bool]] = []
     current: list[str] = []
-    in_code = False
+    code: list[str] | None = None
 
     def flush() -> None:
         if current:
-            blocks.append(_join_wrapped(current))
+            blocks.append((_join_wrapped(current), False))
             current.clear()
 
     for raw in body.splitlines():
         line = raw.strip()
         if line.startswith("```"):
             flush()
-            in_code = not in_code
+            if code is None:
+                code = []
+            else:
+                blocks.append(("  ".join(code), True))
+                code = None
             continue
-        if in_code:
+        if code is not None:
             if line:
-                blocks.append(line)
+                code.append(" ".join(line.split()))
             continue
         line = line.lstrip(">").strip()
         if not line or _TABLE_RULE.match(line):
@@ -59,13 +68,16 @@ def _blocks(body: str) -> list[str]:
             continue
         if line.startswith("|"):
             flush()
-            blocks.append(_clean(" ".join(cell.strip() for cell in line.strip("|").split("|"))))
+            cells = " ".join(cell.strip() for cell in line.strip("|").split("|"))
+            blocks.append((_clean(cells), False))
             continue
         if _ITEM.match(line):
             flush()
             line = _ITEM.sub("", line)
         current.append(_clean(line))
     flush()
+    if code:
+        blocks.append(("  ".join(code), True))
     return blocks
 
 
