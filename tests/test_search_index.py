@@ -272,3 +272,16 @@ def test_text_output_numbers_results_and_marks_terms():
 
 def test_text_output_without_hits_says_so():
     assert "No guide section matches" in format_hits_text("xyz", [], color=False)
+
+
+def test_damaged_cache_file_is_rebuilt(private_cache):
+    search_index.clear_caches()
+    search("oom")
+    path = private_cache / search_index.CACHE_NAME
+    fingerprint = json.loads(path.read_text(encoding="utf-8"))["fingerprint"]
+    path.write_text(json.dumps({"fingerprint": fingerprint, "langs": "garbage"}), "utf-8")
+    search_index.clear_caches()
+    assert search("gradient checkpointing", k=1)[0].section == "train-grad-checkpointing"
+    path.write_text("{not json", encoding="utf-8")
+    search_index.clear_caches()
+    assert search("gradient checkpointing", k=1)

@@ -52,13 +52,21 @@ def search(
     if k < 0:
         raise UserError(f"the number of results must be positive, not {k}")
     langs = _langs_for(query, lang)
-    terms = query_terms(query[:MAX_QUERY_CHARS])
+    query = query[:MAX_QUERY_CHARS]
+    terms = query_terms(query)
     if not terms or k == 0:
         return []
     weights = query_weights(terms)
-    phases = (
-        query_phases(query[:MAX_QUERY_CHARS], phase_patterns()) if config.phase_boost else set()
-    )
+    phases = query_phases(query, phase_patterns()) if config.phase_boost else set()
+    ranked = _rank(langs, weights, phases, config)[:k]
+    meaningful = [term for term in terms if term in weights]
+    return [_hit(doc, score, meaningful, index) for score, doc, index in ranked]
+
+
+def _rank(
+    langs: tuple[str, ...], weights: dict[str, float], phases: set[str], config: IndexConfig
+) -> list[tuple[float, dict[str, Any], Any]]:
+    """Matching sections of every language, best first; a named phase boosts its sections."""
     ranked: list[tuple[float, int, dict[str, Any], Any]] = []
     for order, language in enumerate(langs):
         index = section_index(language, config)
@@ -67,8 +75,7 @@ def search(
                 score *= 1.0 + config.phase_boost
             ranked.append((score, order, doc, index))
     ranked.sort(key=lambda item: (-item[0], item[1]))
-    meaningful = [term for term in terms if term in weights]
-    return [_hit(doc, score, meaningful, index) for score, _order, doc, index in ranked[:k]]
+    return [(score, doc, index) for score, _order, doc, index in ranked]
 
 
 def _langs_for(query: str, lang: str | None) -> tuple[str, ...]:

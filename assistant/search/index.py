@@ -121,7 +121,7 @@ def compiled_knowledge() -> dict[str, Any]:
     """Compiled sections per language and phase patterns, from the cache when current."""
     fingerprint = knowledge_fingerprint()
     cached = index_cache.read_json(CACHE_NAME)
-    if isinstance(cached, dict) and cached.get("fingerprint") == fingerprint:
+    if _is_current(cached, fingerprint):
         return cached
     from assistant.search.glossary import compile_phase_patterns
 
@@ -132,6 +132,16 @@ def compiled_knowledge() -> dict[str, Any]:
     }
     index_cache.write_json(CACHE_NAME, compiled)
     return compiled
+
+
+def _is_current(cached: Any, fingerprint: str) -> bool:
+    return (
+        isinstance(cached, dict)
+        and cached.get("fingerprint") == fingerprint
+        and isinstance(cached.get("phases"), dict)
+        and isinstance(cached.get("langs"), dict)
+        and all(isinstance(cached["langs"].get(lang), list) for lang in LANGS)
+    )
 
 
 def compile_language(lang: str) -> list[dict[str, Any]]:
