@@ -17,12 +17,12 @@ from assistant.models import (
     LogReport,
     Question,
 )
+from assistant.tui.answers import default_answer, match_answer
 from assistant.tui.app import KEYS, TABS
 from assistant.tui.i18n import LANGS, strings, t, toggled, words
 from assistant.tui.literal import is_multiline, literal, normalize_paste, restore, visible
 from assistant.tui.present import SHOWN_FIGURES
 from assistant.tui.session import DocItem, Outcome, Session, is_config_path
-from assistant.tui.widgets.question import default_answer, match_answer
 
 TUI_SOURCE = Path(__file__).resolve().parent.parent / "assistant" / "tui"
 FILE_NAMES = {"app.tcss"}  # literals shaped like keys that are not

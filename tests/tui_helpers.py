@@ -92,7 +92,7 @@ def blink_off(app: Any) -> None:
 
 
 def generated_log(lines: int) -> str:
-    """A long training log: steps, rollout chatter, then one OOM near the end."""
+    """A long training log: steps, rollout chatter, then an OOM in the train engine at the end."""
     rows = []
     for number in range(lines - 3):
         if number % 3:
@@ -107,7 +107,8 @@ def generated_log(lines: int) -> str:
             )
     rows += [
         "[actor]   [rank2]: Traceback (most recent call last):",
-        "[actor]   [rank2]:     logits = logits.float()",
+        '[actor]   [rank2]:   File "/srv/AReaL/areal/engine/fsdp_engine.py", line 755,'
+        " in forward_backward_batch",
         "[actor]   [rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB."
         " GPU 2 has a total capacity of 79.11 GiB of which 1.10 GiB is free.",
     ]

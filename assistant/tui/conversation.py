@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from assistant.tui import present
+from assistant.tui.answers import match_answer
 from assistant.tui.i18n import t
 from assistant.tui.literal import literal
 from assistant.tui.messages import AnswerChosen
@@ -19,7 +20,6 @@ from assistant.tui.session import Outcome
 from assistant.tui.widgets.chat import ChatLog
 from assistant.tui.widgets.docs import DocsPanel, section_title
 from assistant.tui.widgets.paste import PastePanel
-from assistant.tui.widgets.question import match_answer
 
 if TYPE_CHECKING:
     from assistant.tui.app import DoctorApp
@@ -54,7 +54,7 @@ class Conversation:
             self.note("chat.config_kept", path=str(config_path))
 
     def log_pasted(self, text: str, *, shown: bool) -> None:
-        lines = text.count("\n") + 1
+        lines = len(text.splitlines())
         self.say(Text(t("chat.user_pasted", self.lang, lines=lines), style="italic"), "user")
         if not shown:
             self.app.query_one(PastePanel).show_log(text)

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from assistant.models import Diagnosis, Evidence, Question
 from assistant.render.text import format_bytes
+from assistant.tui.answers import default_answer
 from assistant.tui.i18n import t
 from assistant.tui.literal import literal
 
@@ -100,8 +101,9 @@ def question_text(question: Question, lang: str) -> Text:
     text = Text("? ", style="bold cyan", end="")
     text.append_text(literal(question.text))
     if question.default not in (None, ""):
+        _, shown = default_answer(question, lang)
         text.append("\n")
-        text.append(t("question.default_hint", lang, default=question.default), style="dim")
+        text.append(t("question.default_hint", lang, default=shown), style="dim")
     return text
 
 

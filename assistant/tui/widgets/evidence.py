@@ -29,7 +29,11 @@ RANKS_SHOWN = 16
 def evidence_block(items: Iterable[Evidence], lang: str) -> Text:
     """Each line under its location; a failure line with the lines before it."""
     out = Text(end="")
+    seen: set[tuple[str, int]] = set()
     for item in items:
+        if (item.file, item.line) in seen:
+            continue  # the same line cited twice (as frame and as context) is shown once
+        seen.add((item.file, item.line))
         if out:
             out.append("\n")
         out.append(where(item, lang), style="bold blue")
@@ -106,7 +110,7 @@ def evidence_widgets(diagnosis: Diagnosis | None, lang: str) -> Iterator[Widget]
     for finding in report.findings[1:]:
         yield Collapsible(
             Static(evidence_block(finding.evidence[:1], lang), classes="evidence"),
-            title=finding_title(finding, lang),  # type: ignore[arg-type]  # Text stays literal
+            title=Text(t("evidence.other", lang) + " ") + finding_title(finding, lang),  # type: ignore[arg-type]
             collapsed=True,
             classes="other-finding",
         )
@@ -131,7 +135,8 @@ def _root_cause(report: LogReport, lang: str) -> Iterator[Widget]:
         if reason:
             heading.append("\n" + t("evidence.grouped", lang, reason=reason), style="dim")
     yield Static(heading, classes="heading")
-    yield Static(evidence_block(report.evidence, lang), classes="evidence root")
+    in_context = [item for item in report.evidence if item.role != "consequence"]
+    yield Static(evidence_block(in_context, lang), classes="evidence root")
 
 
 class EvidencePanel(VerticalScroll):

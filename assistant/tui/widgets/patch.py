@@ -29,8 +29,9 @@ def heading(key: str, lang: str, **values: object) -> Static:
     return Static(Text(t(key, lang, **values), style="bold"), classes="heading")
 
 
-def recommendation_text(number: int, rec: Recommendation, lang: str) -> Text:
-    out = Text(f"{number}. ", style="bold", end="")
+def recommendation_text(first: bool, rec: Recommendation, lang: str) -> Text:
+    """One fix; the list is best first, the first one marked (titles carry the guide's numbers)."""
+    out = Text("▶ " if first else "· ", style="bold", end="")
     out.append_text(literal(rec.title, "bold cyan"))
     out.append(f"  [{rec.section}]", style="dim")
     for line in rec.why.strip().splitlines():
@@ -68,8 +69,8 @@ def patch_widgets(diagnosis: Diagnosis | None, lang: str) -> Iterator[Widget]:
     yield from _warnings(decision, lang)
     if decision.recommendations:
         yield heading("patch.recommendations", lang)
-        for number, rec in enumerate(decision.recommendations, start=1):
-            yield Static(recommendation_text(number, rec, lang), classes="recommendation")
+        for number, rec in enumerate(decision.recommendations):
+            yield Static(recommendation_text(number == 0, rec, lang), classes="recommendation")
     yield from _fragment(diagnosis, lang)
     if decision.skipped:
         yield heading("patch.skipped", lang)
