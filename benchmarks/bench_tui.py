@@ -6,10 +6,10 @@ First paint: a fresh Python process imports the TUI, builds the App and runs it
 headless; the time is taken when the first frame has been composed (process
 start to frame, and import to frame). Goal: <= 1 s.
 
-Paste: in one headless session, LOG (or, without LOG, a synthetic AReaL log that
-ends in a training OOM) is padded to --lines lines with the log's own non-failure
-lines, pasted into the chat line, and timed until the diagnosis is on screen (the
-assistant's answer shown and no job running). Goal: <= 1 s. Prints medians.
+Paste: LOG (or, without LOG, a built-in training OOM) preceded by ordinary
+training-log lines up to --lines lines, pasted into the chat line of a headless
+session and timed until the frame that shows the assistant's answer (no job
+running, the next question composed). Goal: <= 1 s. Prints medians.
 """
 
 from __future__ import annotations
@@ -60,9 +60,19 @@ def first_paint(runs: int) -> dict[str, float]:
     return {key: statistics.median(r[key] for r in results) for key in results[0]}
 
 
-def synthetic_log(lines: int) -> str:
+OOM_TAIL = [
+    "[actor]   [rank2]: Traceback (most recent call last):",
+    '[actor]   [rank2]:   File "/srv/AReaL/areal/engine/fsdp_engine.py", line 755,'
+    " in forward_backward_batch",
+    "[actor]   [rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate"
+    " 4.00 GiB. GPU 2 has a total capacity of 79.11 GiB of which 1.10 GiB is free.",
+]
+
+
+def chatter(lines: int) -> list[str]:
+    """Ordinary training-log lines: step reports and rollout decode batches."""
     rows = []
-    for number in range(lines - 3):
+    for number in range(lines):
         if number % 4 == 0:
             rows.append(f"[main]    (AReaL) 20270105-10:00:00.000 StatsLogger INFO: step {number}")
         else:
@@ -70,23 +80,13 @@ def synthetic_log(lines: int) -> str:
                 f"[rollout] [2027-01-05 10:00:00] Decode batch. #running-req: {number % 97},"
                 f" #token: {number * 13 % 500000}, token usage: 0.51, #queue-req: 3"
             )
-    rows += [
-        "[actor]   [rank2]: Traceback (most recent call last):",
-        "[actor]   [rank2]:     logits = logits.float()",
-        "[actor]   [rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate"
-        " 4.00 GiB. GPU 2 has a total capacity of 79.11 GiB of which 1.10 GiB is free.",
-    ]
-    return "\n".join(rows) + "\n"
+    return rows
 
 
-def padded(text: str, lines: int) -> str:
-    """``text`` grown to ``lines`` lines by repeating its first half in front of it."""
-    rows = text.splitlines()
-    filler = rows[: max(1, len(rows) // 2)]
-    extra = []
-    while len(extra) + len(rows) < lines:
-        extra.extend(filler)
-    return "\n".join(extra[: max(0, lines - len(rows))] + rows) + "\n"
+def log_of(lines: int, crash: str | None) -> str:
+    """``lines`` lines: chatter, then ``crash`` (a real log, whole) or a built-in OOM."""
+    tail = crash.splitlines() if crash else OOM_TAIL
+    return "\n".join(chatter(max(0, lines - len(tail))) + tail) + "\n"
 
 
 async def paste_once(text: str) -> float:
@@ -135,8 +135,8 @@ def main() -> int:
     print(f"  process start -> 1st frame  {paint['to_frame_s']:.3f} s  (goal <= {GOAL_S:.1f} s)")
     print(f"  whole process incl. exit    {paint['process_s']:.3f} s")
 
-    source = Path(args.log).read_text(encoding="utf-8", errors="replace") if args.log else None
-    text = padded(source, args.lines) if source else synthetic_log(args.lines)
+    crash = Path(args.log).read_text(encoding="utf-8", errors="replace") if args.log else None
+    text = log_of(args.lines, crash)
     seconds = paste_timing(text, args.runs)
     print(
         f"paste {len(text.splitlines()):,} lines -> diagnosis on screen "
