@@ -150,3 +150,15 @@ def test_english_only_text_never_imports_jieba():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "False"
+
+
+def test_importing_the_search_package_loads_no_heavy_module():
+    code = (
+        "import sys\n"
+        "import assistant.search\n"
+        "print(sorted(m for m in ('jieba', 'rank_bm25', 'numpy', 'yaml') if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
