@@ -69,7 +69,7 @@ _STOP_WORDS_TEXT = """
     you your it its this that these those there here what which who whom whose when where why
     how can could should would will shall may might must just really still also not no any all
     some more most much many such only own same other each few both again further once out up
-    down off"""
+    down off during while after before until since because via across"""
 ENGLISH_STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 
