@@ -25,6 +25,7 @@ from assistant.models import LogReport
 __all__ = ["classify_text", "read_and_classify"]
 
 Progress = Callable[[int, int], None]
+LANGUAGE_SAMPLE = 16 * 1024  # bytes of each of the first sources used to tell the language
 
 
 def read_and_classify(paths: Sequence[str], progress: Progress | None = None) -> LogReport:
@@ -57,7 +58,7 @@ def _classify(sources: Sequence[Source], progress: Progress | None) -> LogReport
     collected = collect(sources, scans, LineMatcher(rules))
     analyser = Analyser(sources, rules)
     memory_hits, demoted = analyser.memory_hits(collected.hits)
-    sample = "\n".join(s.sample.decode("utf-8", errors="replace") for s in sources)
+    sample = "\n".join(s.sample[:LANGUAGE_SAMPLE].decode("utf-8", "replace") for s in sources[:4])
     short_text = sample if len(sources) == 1 and is_short(sample, rules.describe) else None
     if memory_hits:
         analysed = analyser.analyse(memory_hits)

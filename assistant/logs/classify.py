@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from assistant.logs.facts import MAX_SOURCES, head_facts, merge_facts
 from assistant.logs.group import Group, drop_poisoned, drop_yielding, earlier, group_hits
 from assistant.logs.inputs import Source
 from assistant.logs.lines import clean_line
@@ -42,18 +43,23 @@ class Collected:
 def collect(
     sources: Sequence[Source], scans: Sequence[RangeScan], matcher: LineMatcher
 ) -> Collected:
-    """Classify every candidate line; keep the first line that shows each fact."""
+    """Classify every candidate line; find the first line that shows each fact."""
     out = Collected()
+    fact_hits: list[FactHit] = []
     for index, scan in enumerate(scans):
         out.dropped += scan.dropped
+        if index < MAX_SOURCES:
+            fact_hits += head_facts(sources[index].path, index, matcher)
         for cand in scan.candidates:
             clean = clean_line(cand.data.decode("utf-8", errors="replace"))
             hit = matcher.classify(clean, index, cand.line, cand.offset)
             if hit is not None:
                 out.hits.append(hit)
-            for rule, value in matcher.facts(clean.text):
-                if rule.fact not in out.facts:
-                    out.facts[rule.fact] = FactHit(rule.fact, value, rule.id, index, cand.line)
+                fact_hits += [
+                    FactHit(rule.fact, value, rule.id, index, cand.line)
+                    for rule, value in matcher.facts(clean.text)
+                ]
+    out.facts = merge_facts(fact_hits)
     return out
 
 

@@ -28,7 +28,7 @@ def derive_metrics(figures: dict[str, Any]) -> dict[str, int | float]:
     if reserved is not None and allocated is not None:
         metrics.setdefault("reserved_unallocated_bytes", max(0, int(reserved) - int(allocated)))
     others = _other_processes(figures)
-    if others is not None:
+    if others is not None and others[1] > 0:
         metrics["other_processes_bytes"] = others[0]
         metrics["other_processes_count"] = others[1]
     return metrics

@@ -80,17 +80,22 @@ class LineMatcher:
             return False
         return any(p.search(text) for p in errors.patterns)
 
+    def fact_value(self, rule: FactRule, text: str) -> Any:
+        """The value ``rule`` reads from ``text``, or None."""
+        if any(u.search(text) for u in rule.unless):
+            return None
+        for pattern in rule.patterns:
+            match = pattern.search(text)
+            if match:
+                return rule.value if rule.value is not None else match.group(1)
+        return None
+
     def facts(self, text: str) -> list[tuple[FactRule, Any]]:
         found: list[tuple[FactRule, Any]] = []
         for rule in self.rules.facts:
-            if any(u.search(text) for u in rule.unless):
-                continue
-            for pattern in rule.patterns:
-                match = pattern.search(text)
-                if match:
-                    value = rule.value if rule.value is not None else match.group(1)
-                    found.append((rule, value))
-                    break
+            value = self.fact_value(rule, text)
+            if value is not None:
+                found.append((rule, value))
         return found
 
     def classify(self, clean: CleanLine, source: int, line: int, offset: int) -> Hit | None:

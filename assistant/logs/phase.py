@@ -12,15 +12,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from assistant.logs.lines import CleanLine
 from assistant.logs.rules import PhaseConfig, PhasePattern, Signature
 from assistant.logs.windows import Window, WindowLine
 
 MAX_TRACEBACK_LINES = 600
 
 _FRAME = re.compile(
-    r"""^\s*(?:File\s+"|Traceback \(most recent call last\)|\^[\^~\s]*$|~+\^*|\[Previous line repeated"""
+    r"""^\s*(?:File\s+"|Traceback \(most recent call last\)|\^[\^~\s]*$|~+\^*"""
+    r"""|\[Previous line repeated"""
     r"""|During handling of the above exception|The above exception was the direct cause"""
-    r"""|frame\s+#\d+|Exception raised from|\(most recent call first\)|\.\.\.\s*$|\s*$)"""
+    r"""|frame\s+#\d+|Exception raised from|\(most recent call first\)"""
+    r"""|(?:\.\.\.|'{3}|"{3})\s*$|\s*$)"""
 )
 _FILE = re.compile(r'^\s*File\s+"|^\s*File .*, line \d+')
 _EXCEPTION = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit)\b")
@@ -90,14 +93,18 @@ def _scopes(
 ) -> dict[str, list[WindowLine]]:
     lines = window.lines
     stream = lines[fail].clean.stream
-    same = [i for i, line in enumerate(lines) if line.clean.stream in (stream, "")]
+    # a line without a prefix (a paste) may belong to any process around it
+    same = [i for i, line in enumerate(lines) if not stream or line.clean.stream in (stream, "")]
     tb_start = traceback_start(lines, fail)
     msg_end = min(len(lines), fail + msg_lines)
     before = [lines[i] for i in same if i < tb_start][-config.before_lines :]
     after = [lines[i] for i in same if i >= msg_end][: config.after_lines]
     traceback = [lines[i] for i in range(tb_start, fail) if lines[i].clean.stream == stream]
+    message = list(lines[fail:msg_end])
+    if stream:  # the process name itself ("(SGLangHttpServer pid=1)") tells where it ran
+        message.append(WindowLine(lines[fail].number, CleanLine(stream)))
     return {
-        "line": list(lines[fail:msg_end]),
+        "line": message,
         "traceback": traceback,
         "before": before,
         "after": after,

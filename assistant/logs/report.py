@@ -16,7 +16,7 @@ from assistant.models import Consequence, Evidence, Finding, LogReport
 EVIDENCE_CHARS = 600
 CONTEXT_LINES = 3
 MAX_PHASE_EVIDENCE = 4
-INFO_LOOKALIKES = ("memory-usage-report", "vllm-cuda-graph-note", "slurm-hit-memory-limit")
+INFO_LOOKALIKES = ("vllm-cuda-graph-note", "slurm-hit-memory-limit")
 
 TsOf = Callable[[Hit], "tuple[float, ...] | None"]
 

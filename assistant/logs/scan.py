@@ -49,7 +49,9 @@ class Prefilter:
 
     def __init__(self, triggers: Sequence[str], priority: Sequence[str]) -> None:
         self.triggers = tuple(triggers)
-        self._priority = re.compile("|".join(_to_python(t) for t in priority).encode())
+        self._priority = (
+            re.compile("|".join(_to_python(t) for t in priority).encode()) if priority else None
+        )
         self._hs = _hyperscan_db(self.triggers)
         if self._hs is None:
             import re2
@@ -69,7 +71,7 @@ class Prefilter:
         return [m.end() for m in self._re2.finditer(buf)]
 
     def is_priority(self, data: bytes) -> bool:
-        return self._priority.search(data) is not None
+        return self._priority is not None and self._priority.search(data) is not None
 
 
 def _to_python(trigger: str) -> str:
@@ -149,11 +151,9 @@ def _scan_block(buf: bytes, final: bool, st: _BlockState, pf: Prefilter, out: Ra
         if st.base + end <= st.covered_until:
             continue
         lo = max(0, end - HALF_SLICE)
-        newline = buf.rfind(b"\n", lo, end)
-        if newline >= 0:
-            line_start = newline + 1
-        else:
-            line_start = 0 if lo == 0 and st.starts_at_line else lo
+        line_start = buf.rfind(b"\n", lo, end) + 1
+        if line_start == 0 and not (lo == 0 and st.starts_at_line):
+            line_start = lo  # a very long line: keep a slice around the match
         newline = buf.find(b"\n", end, end + HALF_SLICE)
         if newline >= 0:
             line_end = newline
