@@ -104,6 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_lang(search, ("zh", "en", "all"), None)
     search.add_argument("-k", type=positive_int, default=5, metavar="N", help="results (5)")
     search.add_argument("--json", action="store_true", help="print JSON")
+    search.add_argument(
+        "--extra",
+        action="store_true",
+        help="also search areal-doctor's own notes beyond the guide (x-... sections)",
+    )
     add_common(search)
 
     check = sub.add_parser(

@@ -99,7 +99,7 @@ def run_search(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     if not query.strip():
         raise UserError("empty search query")
-    hits = search(query, lang=args.lang, k=args.k)
+    hits = search(query, lang=args.lang, k=args.k, include_extra=args.extra)
     if args.json:
         import json
 

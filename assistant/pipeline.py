@@ -133,7 +133,7 @@ def retrieve_docs(report: LogReport, decision: Decision, lang: str) -> list[DocR
     query = docs_query(report, lang)
     scores: dict[str, tuple[float, str, str]] = {}
     if query.strip():
-        for hit in search(query, lang=lang, k=20):
+        for hit in search(query, lang=lang, k=20, include_extra=True):
             scores.setdefault(hit.section, (hit.score, hit.title, hit.snippet))
     docs: list[DocRef] = []
     seen: set[str] = set()

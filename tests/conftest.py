@@ -14,6 +14,15 @@ import pytest
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Keep the compiled search index out of the user's ~/.cache during tests."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("AREAL_DOCTOR_CACHE_DIR", str(tmp_path_factory.mktemp("index-cache")))
+    yield
+    mp.undo()
+
+
 @dataclass
 class CliResult:
     exit_code: int
