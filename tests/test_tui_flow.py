@@ -113,6 +113,9 @@ async def test_copy_puts_patch_and_overrides_on_the_clipboard(stub):
         await pilot.press("ctrl+y")
         assert app.clipboard == "" and "no patch to copy" in chat_texts(app)[-1]
         await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        await pilot.press("ctrl+y", "ctrl+s")  # a question is open: nothing final yet
+        assert app.clipboard == "" and "Answer the open question first" in chat_texts(app)[-1]
+        assert not isinstance(app.screen, PathPrompt)
         await pilot.click("#use-default")
         await settle(pilot)
         await pilot.press("ctrl+y")

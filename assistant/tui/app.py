@@ -241,9 +241,18 @@ class DoctorApp(App[int]):
             self.question = None
             self.start(self.session.diagnose_path(path))
 
-    def action_save(self) -> None:
+    def patch_blocked(self, nothing_key: str) -> bool:
+        """Say why there is nothing final to save or copy yet (a question still open)."""
+        if self.session.question is not None:
+            self.talk.note("chat.answer_first")
+            return True
         if not self.session.patch_ready:
-            self.talk.note("chat.nothing_to_save")
+            self.talk.note(nothing_key)
+            return True
+        return False
+
+    def action_save(self) -> None:
+        if self.patch_blocked("chat.nothing_to_save"):
             return
         has_config = self.session.config is not None
         title = t("dialog.save_title" if has_config else "dialog.save_fragment_title", self.lang)
@@ -266,8 +275,7 @@ class DoctorApp(App[int]):
 
     def action_copy(self) -> None:
         text = self.session.clipboard_text()
-        if text is None:
-            self.talk.note("chat.nothing_to_copy")
+        if self.patch_blocked("chat.nothing_to_copy") or text is None:
             return
         self.copy_to_clipboard(text)
         self.notify(t("chat.copied", self.lang))

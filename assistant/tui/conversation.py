@@ -99,7 +99,8 @@ class Conversation:
         diagnosis = self.app.session.diagnosis
         if diagnosis is None:
             return
-        self.say(present.final_text(diagnosis, self.lang))
+        has_config = self.app.session.config is not None
+        self.say(present.final_text(diagnosis, self.lang, has_config=has_config))
         self.app.focus_chat()
         if diagnosis.decision.patch:
             self.app.show_tab("patch")

@@ -107,7 +107,7 @@ def question_text(question: Question, lang: str) -> Text:
     return text
 
 
-def final_text(diagnosis: Diagnosis, lang: str) -> Text:
+def final_text(diagnosis: Diagnosis, lang: str, *, has_config: bool) -> Text:
     """Once no question is open: the fix to try first, the others, where the patch is."""
     decision = diagnosis.decision
     if not diagnosis.report.oom:
@@ -128,7 +128,10 @@ def final_text(diagnosis: Diagnosis, lang: str) -> Text:
         parts.append(
             Text(t("chat.answers_used", lang, answers=_answers(answered, lang)), style="dim")
         )
-    key = "chat.patch_ready" if decision.patch else "chat.no_patch"
+    if decision.patch:
+        key = "chat.patch_ready"
+    else:
+        key = "chat.no_patch" if has_config else "chat.patch_needs_config"
     parts.append(Text(t(key, lang), style="italic"))
     return lines(*parts)
 

@@ -25,10 +25,13 @@ class ChatLog(VerticalScroll):
 
     can_focus = False
 
+    def on_resize(self, event: events.Resize) -> None:
+        """Laid out again (a new message, the question box closing): keep the end in view."""
+        self.scroll_end(animate=False, immediate=True)
+
     def say(self, content: Text, role: str = "assistant") -> ChatMessage:
         message = ChatMessage(content, role)
         self.mount(message)
-        self.scroll_end(animate=False)
         return message
 
     def clear(self) -> None:
