@@ -209,3 +209,23 @@ def test_start_over_keeps_config_and_language():
 def test_ctrl_o_tells_a_config_from_a_log():
     assert is_config_path("/a/run.YAML") and is_config_path("x.yml")
     assert not is_config_path("rank0.log") and not is_config_path("crash.txt")
+
+
+def test_run_tui_refuses_a_missing_log_or_config_before_drawing(tmp_path):
+    from assistant.errors import UserError
+    from assistant.tui import run_tui
+
+    with pytest.raises(UserError, match="log not found"):
+        run_tui(str(tmp_path / "absent.log"), None, None)
+    with pytest.raises(UserError, match="config not found"):
+        run_tui(None, str(tmp_path / "absent.yaml"), "en")
+
+
+def test_make_app_takes_the_language_or_follows_the_locale(monkeypatch):
+    from assistant.tui import make_app
+
+    assert make_app(lang="zh").lang == "zh"
+    monkeypatch.setenv("LC_ALL", "zh_CN.UTF-8")
+    assert make_app().lang == "zh"
+    monkeypatch.setenv("LC_ALL", "en_US.UTF-8")
+    assert make_app(lang="auto").lang == "en"

@@ -1,4 +1,4 @@
-"""The Patch tab: fixes best first, the YAML fragment, CLI overrides and the config diff."""
+"""The Patch tab: the YAML fragment, CLI overrides and config diff first, then the fixes."""
 
 from __future__ import annotations
 
@@ -67,11 +67,11 @@ def patch_widgets(diagnosis: Diagnosis | None, lang: str) -> Iterator[Widget]:
             Text(t("patch.provisional", lang, count=count), style="italic"), classes="note"
         )
     yield from _warnings(decision, lang)
+    yield from _fragment(diagnosis, lang)
     if decision.recommendations:
         yield heading("patch.recommendations", lang)
         for number, rec in enumerate(decision.recommendations):
             yield Static(recommendation_text(number == 0, rec, lang), classes="recommendation")
-    yield from _fragment(diagnosis, lang)
     if decision.skipped:
         yield heading("patch.skipped", lang)
         skipped = Text(end="")
