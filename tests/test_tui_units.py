@@ -229,3 +229,18 @@ def test_make_app_takes_the_language_or_follows_the_locale(monkeypatch):
     assert make_app().lang == "zh"
     monkeypatch.setenv("LC_ALL", "en_US.UTF-8")
     assert make_app(lang="auto").lang == "en"
+
+
+def test_textual_loads_only_when_the_app_is_built():
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; import assistant.cli, assistant.pipeline, assistant.tui; "
+        "print('textual' in sys.modules)"
+    )
+    root = TUI_SOURCE.parent.parent
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=root
+    )
+    assert out.stdout.strip() == "False"
