@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from assistant.errors import UserError
 from assistant.logs.classify import Analyser, collect
-from assistant.logs.describe import classify_description, describe_phase, is_short, language_of
+from assistant.logs.describe import classify_description, describe_phase, is_short, log_language
 from assistant.logs.inputs import Source, SourceSet, open_sources
 from assistant.logs.match import LineMatcher
 from assistant.logs.report import no_oom_report, oom_report
@@ -75,12 +75,13 @@ def _classify(sources: Sequence[Source], progress: Progress | None) -> LogReport
         for scan, s in zip(scans, sources, strict=True)
     )
     if report.input_kind == "log":
-        report.language = language_of(sample)
+        report.language = log_language(sample)
     return report
 
 
 def _looks_like_log(collected) -> bool:
-    return any(h.category in ("lookalike", "error", "consequence") for h in collected.hits)
+    """Any line a rule recognised (even one that proved nothing) makes the text a log."""
+    return bool(collected.hits)
 
 
 def _phase_from_description(report: LogReport, text: str, describe) -> None:

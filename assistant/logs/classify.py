@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from assistant.logs.facts import MAX_SOURCES, head_facts, merge_facts
 from assistant.logs.group import Group, drop_poisoned, drop_yielding, earlier, group_hits
 from assistant.logs.inputs import Source
-from assistant.logs.lines import clean_line
+from assistant.logs.lines import CleanLine, clean_line
 from assistant.logs.match import FactHit, Hit, LineMatcher, extract_figures
 from assistant.logs.phase import PhaseResult, score_phase
 from assistant.logs.rules import Rules, Signature
@@ -29,6 +29,7 @@ class Analysed:
     phase: PhaseResult | None
     figures: dict = field(default_factory=dict)
     ts_key: tuple[float, ...] | None = None
+    rank: int | None = None  # of the first line, or of the log line that introduced it
 
 
 @dataclass
@@ -124,10 +125,14 @@ class Analyser:
         figures = extract_figures(sig, message or first.text)
         copies = [h.text for h in group.hits[1:8]]
         phase = score_phase(window, fail, sig, self.rules.phases, copies)
-        ts_key = first.clean.ts_key or _inherit_ts(window, fail)
+        stamped = _stamped_line(window, fail)
+        ts_key = first.clean.ts_key or (stamped.ts_key if stamped else None)
         if ts_key is not None:
             self._inherited[(first.source, first.line)] = ts_key
-        return Analysed(group, sig, window, phase, figures, ts_key)
+        rank = first.clean.rank
+        if rank is None and stamped is not None:
+            rank = stamped.rank
+        return Analysed(group, sig, window, phase, figures, ts_key, rank)
 
     def _root_first(self, analysed: list[Analysed]) -> list[Analysed]:
         from functools import cmp_to_key
@@ -138,12 +143,13 @@ class Analyser:
         return sorted(analysed, key=cmp_to_key(order))
 
 
-def _inherit_ts(window: Window, fail: int) -> tuple[float, ...] | None:
-    """A traceback has no timestamps: take the nearest earlier stamped line of the process."""
+def _stamped_line(window: Window, fail: int) -> CleanLine | None:
+    """A traceback has no timestamps or ranks: the nearest earlier stamped line of the
+    same process lends them (any process when the failure line has no prefix)."""
     stream = window.lines[fail].clean.stream
     for line in reversed(window.lines[:fail]):
-        if line.clean.ts_key is not None and line.clean.stream in (stream, ""):
-            return line.clean.ts_key
+        if line.clean.ts_key is not None and (not stream or line.clean.stream in (stream, "")):
+            return line.clean
     return None
 
 

@@ -17,11 +17,21 @@ _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 
 
 def language_of(text: str) -> str:
-    """ "zh" when Chinese carries most of the words of ``text``."""
+    """Say "zh" when Chinese carries most of the words of ``text``."""
     cjk = len(_CJK.findall(text))
     latin = len(_LATIN_WORD.findall(text))
     # two Chinese characters make about one word
     return "zh" if cjk / 2 > latin and cjk >= 2 else "en"
+
+
+def log_language(text: str) -> str:
+    """The language of a log. Tracebacks and library messages are English anyway, so
+    a log whose own lines are often Chinese (a quarter of them or more) is Chinese."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "en"
+    chinese = sum(1 for line in lines if _CJK.search(line))
+    return "zh" if chinese * 4 >= len(lines) else language_of(text)
 
 
 def _contains(text: str, word: str) -> bool:

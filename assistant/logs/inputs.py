@@ -94,7 +94,7 @@ def looks_binary(sample: bytes) -> bool:
         return True
     if not sample:
         return False
-    if sample.count(0) > max(2, len(sample) // 100):
+    if sample.count(0) > max(8, len(sample) // 20):
         return True
     controls = len(sample) - len(sample.translate(None, _ODD_CONTROLS))
     return controls > len(sample) // 20

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from assistant.logs.classify import Analysed, Collected, first_in_time
@@ -16,6 +17,7 @@ from assistant.models import Consequence, Evidence, Finding, LogReport
 EVIDENCE_CHARS = 600
 CONTEXT_LINES = 3
 MAX_PHASE_EVIDENCE = 4
+EXPLAIN_LINES = 12
 INFO_LOOKALIKES = ("vllm-cuda-graph-note", "slurm-hit-memory-limit")
 
 TsOf = Callable[[Hit], "tuple[float, ...] | None"]
@@ -51,13 +53,11 @@ def _context(window: Window | None, index: int) -> tuple[str, ...]:
 def build_finding(item: Analysed, names: Sequence[str]) -> Finding:
     group, first = item.group, item.group.first
     evidence = hit_evidence(first, names)
-    if item.window is not None:
-        evidence = Evidence(
-            **{**evidence.__dict__, "context": _context(item.window, item.window.center)}
-        )
+    context = _context(item.window, item.window.center) if item.window is not None else ()
+    evidence = replace(evidence, context=context, rank=item.rank)
     metrics = derive_metrics(item.figures)
-    if first.clean.rank is not None:
-        metrics["rank"] = first.clean.rank
+    if item.rank is not None:
+        metrics["rank"] = item.rank
     phase = item.phase.phase if item.phase is not None else "unknown"
     reasons = [f"{f.pattern.id} ({f.scope})" for f in item.phase.fired] if item.phase else []
     if item.signature.kind == "host_oom":
@@ -70,7 +70,7 @@ def build_finding(item: Analysed, names: Sequence[str]) -> Finding:
         metrics=metrics,
         phase_reasons=reasons,
         count=len(group.hits),
-        ranks=group.ranks,
+        ranks=group.ranks or ([item.rank] if item.rank is not None else []),
         files=[names[i] for i in group.sources],
         fingerprint=group.fingerprint,
         group_reason=group.reason(names),
@@ -114,9 +114,10 @@ def consequences(hits: Sequence[Hit], rules: Rules, root: Hit | None, names, ts_
             later = [h for h in group if earlier(root, h, ts_of) < 0]
             example = later[0] if later else example
         ranks = sorted({h.clean.rank for h in group if h.clean.rank is not None})
-        out.append(
-            Consequence(what, len(group), ranks, hit_evidence(example, names, "consequence"))
-        )
+        # one event per rank and file (a timeout prints several lines), else one per line
+        events = {(h.source, h.clean.rank if h.clean.rank is not None else -h.line) for h in group}
+        example_evidence = hit_evidence(example, names, "consequence")
+        out.append(Consequence(what, len(events), ranks, example_evidence))
     return out
 
 
@@ -204,6 +205,22 @@ def _pressure_evidence(hits: Sequence[Hit], root: Analysed, rules: Rules, names)
     return [hit_evidence(near[-1], names, "context")] if near else []
 
 
+def _explaining_lookalike(first: Hit, hits: Sequence[Hit], info: set[str]) -> Hit | None:
+    """The look-alike that says what the first error is: itself, or one a few lines on
+    (NCCL prints "Cuda failure '...'" after the exception line)."""
+    if first.category == "lookalike":
+        return first
+    for hit in hits:
+        if (
+            hit.category == "lookalike"
+            and hit.rule not in info
+            and hit.source == first.source
+            and 0 < hit.line - first.line <= EXPLAIN_LINES
+        ):
+            return hit
+    return None
+
+
 def no_oom_report(
     collected: Collected, demoted: Sequence[Hit], rules: Rules, names, ts_of: TsOf
 ) -> LogReport:
@@ -224,8 +241,9 @@ def no_oom_report(
     if first is not None:
         first_error = hit_evidence(first, names)
         evidence.append(first_error)
-        if first.category == "lookalike":
-            what = next(x for x in rules.lookalikes if x.id == first.rule)
+        explained = _explaining_lookalike(first, collected.hits, info)
+        if explained is not None:
+            what = next(x for x in rules.lookalikes if x.id == explained.rule)
             facts["first_error_kind"] = what.id
             facts["first_error_what"] = dict(what.what)
     cascade = consequences(collected.hits, rules, first, names, ts_of)

@@ -1,0 +1,73 @@
+"""Every fixture under tests/fixtures/logs/ against its expectation in expected.yaml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from assistant.logs import read_and_classify
+from assistant.logs.rules import load_rules
+
+FIXTURES = Path(__file__).parent / "fixtures" / "logs"
+EXPECTED = yaml.safe_load((FIXTURES / "expected.yaml").read_text(encoding="utf-8"))
+
+
+def _ids(entry: dict) -> str:
+    return entry["path"]
+
+
+@pytest.mark.parametrize("entry", EXPECTED, ids=_ids)
+def test_fixture_is_classified_as_expected(entry: dict) -> None:
+    report = read_and_classify([str(FIXTURES / entry["path"])])
+    assert (report.oom, report.phase, report.kind) == (entry["oom"], entry["phase"], entry["kind"])
+    if "signature" in entry:
+        assert report.findings[0].signature == entry["signature"]
+    for key, value in entry.get("metrics", {}).items():
+        assert report.metrics.get(key) == pytest.approx(value), key
+    if "tags" in entry:
+        assert report.facts["signature_tags"] == entry["tags"]
+    if "first_error_kind" in entry:
+        assert report.facts.get("first_error_kind") == entry["first_error_kind"]
+    _check_ranks(report, entry)
+
+
+def _check_ranks(report, entry: dict) -> None:
+    if "root_file" in entry:
+        assert Path(report.evidence[0].file).name == entry["root_file"]
+    if "root_line" in entry:
+        assert report.evidence[0].line == entry["root_line"]
+    if "ranks" in entry:
+        assert report.findings[0].ranks == entry["ranks"]
+    if "count" in entry:
+        assert report.findings[0].count == entry["count"]
+    if entry.get("grouped"):
+        assert report.findings[0].group_reason
+    for what, expected in entry.get("consequences", {}).items():
+        found = {c.what: c for c in report.consequences}[what]
+        assert (found.count, found.ranks) == (expected["count"], expected["ranks"])
+
+
+def test_every_signature_has_a_fixture() -> None:
+    covered = {entry.get("signature") for entry in EXPECTED}
+    missing = [sig.id for sig in load_rules().signatures if sig.id not in covered]
+    assert missing == []
+
+
+def test_every_lookalike_has_a_fixture_that_is_not_a_memory_failure() -> None:
+    for rule in load_rules().lookalikes:
+        path = FIXTURES / "lookalikes" / f"{rule.id}.log"
+        assert path.exists(), rule.id
+        assert read_and_classify([str(path)]).oom is False, rule.id
+
+
+def test_memory_failures_quote_their_line_and_lookalikes_their_first_error() -> None:
+    for entry in EXPECTED:
+        report = read_and_classify([str(FIXTURES / entry["path"])])
+        if report.oom:
+            assert report.evidence[0].role == "failure"
+            assert 0.0 < report.confidence <= 1.0
+        elif "first_error_kind" in entry:
+            assert report.first_error is not None
+            assert report.first_error == report.evidence[0]
