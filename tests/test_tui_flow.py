@@ -6,9 +6,12 @@ pipeline call, the patch displayed, the file written, the strings switched.
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import yaml
-from textual.widgets import Collapsible, Input, OptionList, Static, TabbedContent
+from textual import events
+from textual.widgets import Collapsible, Input, OptionList, ProgressBar, Static, TabbedContent
 from tui_helpers import (
     FIXTURES,
     StubPipeline,
@@ -22,6 +25,7 @@ from tui_helpers import (
 
 from assistant import pipeline
 from assistant.tui import make_app
+from assistant.tui.messages import ReadProgress
 from assistant.tui.screens import HelpScreen, PathPrompt
 from assistant.tui.widgets.paste import PasteArea, PastePanel
 from assistant.tui.widgets.question import QuestionPrompt
@@ -275,3 +279,37 @@ async def test_a_crash_in_a_stage_is_shown_not_raised(stub, monkeypatch):
         await paste(pilot, (FIXTURES / "training_oom.log").read_text())
         assert "Internal error" in chat_texts(app, "error")[-1]
         assert app.is_running
+
+
+@pilot_test
+async def test_keys_work_while_a_long_diagnosis_runs(stub, monkeypatch):
+    release = threading.Event()
+
+    def slow(text, **options):
+        release.wait(10)
+        return stub.diagnose_text(text, **options)
+
+    monkeypatch.setattr(pipeline, "diagnose_text", slow)
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        app.query_one("#chat-input").post_message(
+            events.Paste((FIXTURES / "training_oom.log").read_text())
+        )
+        await pilot.pause()
+        assert app.query_one("#progress").display  # busy, and shown as such
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)  # the UI thread is free
+        await pilot.press("escape")
+        release.set()
+        await settle(pilot)
+        assert app.question is not None and not app.query_one("#progress").display
+
+
+@pilot_test
+async def test_reading_progress_moves_the_bar(stub):
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(ReadProgress(5_000, 20_000))
+        await pilot.pause()
+        bar = app.query_one("#progress", ProgressBar)
+        assert (bar.progress, bar.total) == (5_000, 20_000)
