@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from assistant.logs.facts import MAX_SOURCES, head_facts, merge_facts
 from assistant.logs.group import Group, drop_poisoned, drop_yielding, earlier, group_hits
 from assistant.logs.inputs import Source
-from assistant.logs.lines import CleanLine, clean_line
+from assistant.logs.lines import CleanLine, clean_line, strip_controls
 from assistant.logs.match import FactHit, Hit, LineMatcher, extract_figures
 from assistant.logs.phase import PhaseResult, score_phase
 from assistant.logs.rules import Rules, Signature
@@ -52,13 +52,14 @@ def collect(
         if index < MAX_SOURCES:
             fact_hits += head_facts(sources[index].path, index, matcher)
         for cand in scan.candidates:
-            clean = clean_line(cand.data.decode("utf-8", errors="replace"))
+            raw = cand.data.decode("utf-8", errors="replace")
+            clean = clean_line(raw)
             hit = matcher.classify(clean, index, cand.line, cand.offset)
             if hit is not None:
                 out.hits.append(hit)
                 fact_hits += [
                     FactHit(rule.fact, value, rule.id, index, cand.line)
-                    for rule, value in matcher.facts(clean.text)
+                    for rule, value in matcher.facts(strip_controls(raw))
                 ]
     out.facts = merge_facts(fact_hits)
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from assistant.logs.lines import clean_line
+from assistant.logs.lines import strip_controls
 from assistant.logs.match import FactHit, LineMatcher
 from assistant.logs.scan import Prefilter
 
@@ -43,7 +43,8 @@ def head_facts(path: str, source: int, matcher: LineMatcher) -> list[FactHit]:
         stop = head.find(b"\n", end)
         covered = stop if stop >= 0 else len(head)
         looked += 1
-        text = clean_line(head[start:covered].decode("utf-8", errors="replace")).text
+        # prefixes stay: the logger name "[FSDPEngine Rank 0]" is itself a fact
+        text = strip_controls(head[start:covered].decode("utf-8", errors="replace"))
         for rule in matcher.rules.facts:
             if rule.fact in found:
                 continue

@@ -1,0 +1,121 @@
+"""The rule files are validated when loaded: a broken entry names its file and entry."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from assistant.errors import KnowledgeError
+from assistant.logs import rules
+
+
+def _broken(monkeypatch: pytest.MonkeyPatch, name: str, edit) -> None:
+    original = rules.load_yaml(name)
+    data = copy.deepcopy(original)
+    edit(data)
+    real = rules.load_yaml
+
+    def fake(requested: str) -> Any:
+        return data if requested == name else real(requested)
+
+    monkeypatch.setattr(rules, "load_yaml", fake)
+
+
+def _first_signature(data: dict) -> dict:
+    return data["signatures"][0]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: _first_signature(d).update(kind="gpu_oops"), "bad value"),
+        (lambda d: _first_signature(d).update(patterns=["(unclosed"]), "does not compile"),
+        (lambda d: _first_signature(d).pop("triggers"), "missing 'triggers'"),
+        (lambda d: _first_signature(d).update(figures=["no_such_figure"]), "unknown figure"),
+        (lambda d: _first_signature(d).update(yields_to=["nobody"]), "unknown yields_to"),
+        (lambda d: _first_signature(d).update(confidence=1.5), "bad value"),
+        (lambda d: d["signatures"].append(copy.deepcopy(d["signatures"][0])), "duplicate id"),
+        (lambda d: d["figures"]["tried"].update(unit="furlongs"), "bad value"),
+        (lambda d: d["figures"]["tried"].update(patterns=["Tried to allocate"]), "exactly one"),
+        (lambda d: d.pop("signatures"), "top-level 'signatures'"),
+    ],
+)
+def test_broken_signature_entries_are_named(monkeypatch, edit, message: str) -> None:
+    _broken(monkeypatch, "signatures.yaml", edit)
+    with pytest.raises(KnowledgeError, match=message) as caught:
+        rules._load_signatures()
+    assert "signatures.yaml" in str(caught.value)
+
+
+def test_weak_signature_needs_corroboration(monkeypatch) -> None:
+    def edit(data: dict) -> None:
+        weak = next(s for s in data["signatures"] if s.get("weak"))
+        weak.pop("corroborate")
+
+    _broken(monkeypatch, "signatures.yaml", edit)
+    with pytest.raises(KnowledgeError, match="sigkill-exit.*corroborate"):
+        rules._load_signatures()
+
+
+@pytest.mark.parametrize(
+    ("name", "loader", "edit", "message"),
+    [
+        (
+            "phases.yaml",
+            rules._load_phases,
+            lambda d: d["patterns"][0].update(phase="lunch"),
+            "bad value",
+        ),
+        (
+            "phases.yaml",
+            rules._load_phases,
+            lambda d: d["patterns"][0].update(where=["inside"]),
+            "where",
+        ),
+        (
+            "phases.yaml",
+            rules._load_phases,
+            lambda d: d["scope_factor"].pop("after"),
+            "scope_factor",
+        ),
+        (
+            "lookalikes.yaml",
+            rules._load_lookalikes,
+            lambda d: d["lookalikes"][0].pop("what"),
+            "missing 'what'",
+        ),
+        (
+            "lookalikes.yaml",
+            rules._load_lookalikes,
+            lambda d: d["lookalikes"][0]["what"].pop("zh"),
+            "'en' and 'zh'",
+        ),
+        (
+            "facts.yaml",
+            rules._load_facts,
+            lambda d: d["facts"][2].update(patterns=["no group"]),
+            "group",
+        ),
+        (
+            "describe.yaml",
+            rules._load_describe,
+            lambda d: d["phases"].update(lunch=["eat"]),
+            "phases.lunch",
+        ),
+    ],
+)
+def test_other_rule_files_are_validated(monkeypatch, name, loader, edit, message) -> None:
+    _broken(monkeypatch, name, edit)
+    with pytest.raises(KnowledgeError, match=message) as caught:
+        loader()
+    assert name in str(caught.value)
+
+
+def test_shipped_rules_load_and_every_trigger_compiles() -> None:
+    loaded = rules.load_rules()
+    assert loaded.signatures and loaded.lookalikes and loaded.phases.patterns
+    kinds = {sig.kind for sig in loaded.signatures}
+    assert kinds == {"cuda_oom", "cuda_error_oom", "kv_cache", "nccl", "host_oom"}
+    assert len(set(loaded.triggers)) == len(loaded.triggers)
