@@ -109,7 +109,8 @@ def test_facts_read_from_the_log_head() -> None:
         "(AReaL) 20260301-10:00:09.000 [FSDPEngine Rank 0] INFO: step 1\n"
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
         "capacity of 79.11 GiB of which 1.00 GiB is free. If reserved but unallocated memory is "
-        "large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n"
+        "large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
+        "fragmentation.\n"
     )
     facts = classify_text(text).facts
     assert facts["expandable_segments"] is True
@@ -123,7 +124,8 @@ def test_advice_text_alone_does_not_set_expandable_segments() -> None:
     text = (
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
         "capacity of 79.11 GiB of which 1.00 GiB is free. If reserved but unallocated memory is "
-        "large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n"
+        "large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
+        "fragmentation.\n"
     )
     facts = classify_text(text).facts
     assert "expandable_segments" not in facts and "alloc_conf" not in facts
