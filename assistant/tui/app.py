@@ -115,8 +115,7 @@ class DoctorApp(App[int]):
 
     def watch_lang(self, lang: str) -> None:
         """Relabel what is not bound to ``lang``: keys, tabs, placeholder, subtitle."""
-        self._bindings.key_to_bindings.clear()  # no public way to relabel a binding
-        for binding in key_bindings(lang):
+        for binding in key_bindings(lang):  # no public way to relabel a binding
             self._bindings.key_to_bindings[binding.key] = [binding]
         self.refresh_bindings()
         self.sub_title = self.subtitle()
