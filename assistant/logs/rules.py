@@ -20,7 +20,8 @@ from typing import Any
 
 from assistant.errors import KnowledgeError
 from assistant.knowledge import knowledge_path
-from assistant.logs.units import PLACEHOLDERS, UNITS
+from assistant.logs.schema import Entry, entries
+from assistant.logs.units import UNITS
 from assistant.models import KINDS, PHASES
 
 SCOPES = ("line", "traceback", "before", "after")
@@ -159,95 +160,6 @@ def load_yaml(name: str) -> Any:
         raise KnowledgeError(f"knowledge file {name} is not valid YAML: {exc}") from exc
 
 
-class _Entry:
-    """Typed access to one YAML mapping, with errors that name file and entry."""
-
-    def __init__(self, file: str, data: Any, label: str) -> None:
-        self.file, self.label = file, label
-        if not isinstance(data, dict):
-            self.fail("is not a mapping")
-        self.data: dict[str, Any] = data
-
-    def fail(self, why: str) -> None:
-        raise KnowledgeError(f"knowledge/{self.file}: entry {self.label}: {why}")
-
-    def get(self, key: str, kind: type | tuple[type, ...], default: Any = ..., check=None) -> Any:
-        if key not in self.data:
-            if default is ...:
-                self.fail(f"missing '{key}'")
-            return default
-        value = self.data[key]
-        if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
-            self.fail(f"'{key}' has the wrong type ({type(value).__name__})")
-        if check is not None and not check(value):
-            self.fail(f"'{key}' has a bad value: {value!r}")
-        return value
-
-    def regexes(self, key: str, required: bool = True, expand: bool = False) -> tuple:
-        raw = self.get(key, (list, str), default=... if required else [])
-        items = [raw] if isinstance(raw, str) else raw
-        if required and not items:
-            self.fail(f"'{key}' is empty")
-        return tuple(self.compile(item, expand) for item in items)
-
-    def compile(self, pattern: Any, expand: bool = False) -> re.Pattern[str]:
-        if not isinstance(pattern, str):
-            self.fail(f"pattern {pattern!r} is not a string")
-        text = _expand(pattern) if expand else pattern
-        try:
-            return re.compile(text)
-        except re.error as exc:
-            self.fail(f"pattern {pattern!r} does not compile: {exc}")
-        raise AssertionError  # unreachable: fail() raises
-
-    def strings(self, key: str, required: bool = False) -> tuple[str, ...]:
-        raw = self.get(key, list, default=... if required else [])
-        if required and not raw:
-            self.fail(f"'{key}' is empty")
-        if not all(isinstance(item, str) and item for item in raw):
-            self.fail(f"'{key}' must be a list of non-empty strings")
-        return tuple(raw)
-
-    def triggers(self) -> tuple[str, ...]:
-        triggers = self.strings("triggers", required=True)
-        for trigger in triggers:
-            try:
-                re.compile(trigger.removeprefix("(?i)"))
-            except re.error as exc:
-                self.fail(f"trigger {trigger!r} does not compile: {exc}")
-        return triggers
-
-
-def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
-    return kind if isinstance(kind, tuple) else (kind,)
-
-
-def _expand(pattern: str) -> str:
-    """Replace {size}, {num}, {int} placeholders by their capture groups."""
-    out = pattern
-    for name, regex in PLACEHOLDERS.items():
-        out = out.replace("{" + name + "}", regex)
-    return out
-
-
-def _entries(file: str, data: Any, key: str) -> list[_Entry]:
-    if not isinstance(data, dict) or not isinstance(data.get(key), list):
-        raise KnowledgeError(f"knowledge/{file}: top-level '{key}' list is missing")
-    entries: list[_Entry] = []
-    seen: set[str] = set()
-    for index, item in enumerate(data[key]):
-        label = f"#{index + 1}"
-        if isinstance(item, dict) and isinstance(item.get("id"), str):
-            label = f"'{item['id']}'"
-        entry = _Entry(file, item, label)
-        ident = entry.get("id", str, default=label)
-        if ident in seen:
-            entry.fail("duplicate id")
-        seen.add(ident)
-        entries.append(entry)
-    return entries
-
-
 def _load_figures(data: Any) -> dict[str, Figure]:
     file = "signatures.yaml"
     raw = data.get("figures") if isinstance(data, dict) else None
@@ -255,7 +167,7 @@ def _load_figures(data: Any) -> dict[str, Figure]:
         raise KnowledgeError(f"knowledge/{file}: top-level 'figures' mapping is missing")
     figures: dict[str, Figure] = {}
     for ident, spec in raw.items():
-        entry = _Entry(file, spec, f"figure '{ident}'")
+        entry = Entry(file, spec, f"figure '{ident}'")
         patterns = entry.regexes("patterns", expand=True)
         for pattern in patterns:
             if pattern.groups != 1:
@@ -279,7 +191,7 @@ def _load_signatures() -> tuple[Signature, ...]:
     data = load_yaml(file)
     figures = _load_figures(data)
     signatures: list[Signature] = []
-    for entry in _entries(file, data, "signatures"):
+    for entry in entries(file, data, "signatures"):
         figure_ids = entry.strings("figures")
         for fid in figure_ids:
             if fid not in figures:
@@ -322,7 +234,7 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
     file = "lookalikes.yaml"
     data = load_yaml(file)
     lookalikes = []
-    for entry in _entries(file, data, "lookalikes"):
+    for entry in entries(file, data, "lookalikes"):
         what = entry.get("what", dict)
         if not {"en", "zh"} <= set(what):
             entry.fail("'what' needs 'en' and 'zh'")
@@ -343,9 +255,9 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
             patterns=entry.regexes("patterns"),
             triggers=entry.triggers(),
         )
-        for entry in _entries(file, data, "consequences")
+        for entry in entries(file, data, "consequences")
     ]
-    err = _Entry(file, data.get("error_lines"), "'error_lines'")
+    err = Entry(file, data.get("error_lines"), "'error_lines'")
     errors = ErrorRules(err.regexes("patterns"), err.regexes("ignore", False), err.triggers())
     return tuple(lookalikes), tuple(consequences), errors
 
@@ -353,12 +265,12 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
 def _load_phases() -> PhaseConfig:
     file = "phases.yaml"
     data = load_yaml(file)
-    top = _Entry(file, data, "(top level)")
+    top = Entry(file, data, "(top level)")
     factors = top.get("scope_factor", dict)
     if set(factors) != set(SCOPES) or not all(isinstance(v, int | float) for v in factors.values()):
         top.fail(f"'scope_factor' needs numbers for exactly {', '.join(SCOPES)}")
     patterns = []
-    for entry in _entries(file, data, "patterns"):
+    for entry in entries(file, data, "patterns"):
         where = entry.strings("where") or SCOPES
         if not set(where) <= set(SCOPES):
             entry.fail(f"'where' must name scopes among {SCOPES}")
@@ -385,7 +297,7 @@ def _load_phases() -> PhaseConfig:
 def _load_facts() -> tuple[FactRule, ...]:
     file = "facts.yaml"
     rules = []
-    for entry in _entries(file, load_yaml(file), "facts"):
+    for entry in entries(file, load_yaml(file), "facts"):
         patterns = entry.regexes("patterns")
         value = entry.get("value", (bool, str, int, float), None)
         if value is None and any(p.groups < 1 for p in patterns):
@@ -406,7 +318,7 @@ def _load_facts() -> tuple[FactRule, ...]:
 def _load_describe() -> Mapping[str, Any]:
     file = "describe.yaml"
     data = load_yaml(file)
-    top = _Entry(file, data, "(top level)")
+    top = Entry(file, data, "(top level)")
     top.get("max_chars", int)
     for key in ("oom_words", "not_oom_words"):
         top.strings(key, required=key == "oom_words")
