@@ -27,7 +27,7 @@ class CleanLine:
     rank: int | None = None
     timestamp: str | None = None  # as written
     ts_key: tuple[float, ...] | None = None  # (month, day, hour, minute, second) when known
-    stream: str = ""  # which process wrote it: worker prefix, rank or role
+    stream: str = ""  # which process wrote it: outermost worker/role prefix, else rank
 
 
 def _ts_key(month: str, day: str, clock: str) -> tuple[float, ...] | None:
@@ -140,16 +140,15 @@ def clean_line(raw: str) -> CleanLine:
             stamp = _timestamp_from(groups)
             if stamp is not None and timestamp is None:
                 timestamp, ts_key = stamp
-            stream = groups.get("stream") or groups.get("logger")
-            if stream:
-                streams.append(stream)
+            if groups.get("stream"):  # a worker/role prefix; logger names are not processes
+                streams.append(groups["stream"])
             text = text[found.end() :]
             break
         else:
             break
-    if rank is not None:
-        streams.append(f"rank{rank}")
-    return CleanLine(text, rank, timestamp, ts_key, " ".join(streams))
+    # the outermost prefix names the process (merged logs put the role first)
+    stream = streams[0] if streams else (f"rank{rank}" if rank is not None else "")
+    return CleanLine(text, rank, timestamp, ts_key, stream)
 
 
 def _rank_from(name: str, groups: dict[str, str], current: int | None) -> int | None:
