@@ -63,6 +63,7 @@ class DoctorApp(App[int]):
 
     CSS_PATH = "app.tcss"
     TITLE = "areal-doctor"
+    ENABLE_COMMAND_PALETTE = False  # every action has its key in the footer
     BINDINGS: ClassVar[list[BindingType]] = key_bindings("en")  # relabelled per language
 
     lang: reactive[str] = reactive("en")
@@ -115,8 +116,10 @@ class DoctorApp(App[int]):
 
     def watch_lang(self, lang: str) -> None:
         """Relabel what is not bound to ``lang``: keys, tabs, placeholder, subtitle."""
-        for binding in key_bindings(lang):  # no public way to relabel a binding
-            self._bindings.key_to_bindings[binding.key] = [binding]
+        # No public way to relabel a binding: rebuild the map, ours first (footer order).
+        ours = {binding.key: [binding] for binding in key_bindings(lang)}
+        kept = {k: v for k, v in self._bindings.key_to_bindings.items() if k not in ours}
+        self._bindings.key_to_bindings = ours | kept
         self.refresh_bindings()
         self.sub_title = self.subtitle()
         if not self.is_mounted:
