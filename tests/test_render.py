@@ -147,7 +147,7 @@ def test_yaml_is_the_same_data_as_json() -> None:
 def test_text_names_root_cause_ranks_and_cascade() -> None:
     text = render_diagnosis(sample_diagnosis(), "text", color=False, redact=False)
     assert "rank3.log:1204 [rank 3]" in text
-    assert "3 rank(s): 1, 2, 3" in text
+    assert "3 time(s), on 3 rank(s): 1, 2, 3" in text
     assert "nccl_timeout x5" in text
     assert "actor.mb_spec.max_tokens_per_mb=4096" in text
     assert "[bold]x[/]" in text  # log text is shown literally

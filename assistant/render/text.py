@@ -94,15 +94,17 @@ def _root_cause(report: LogReport, lang: str, s: Styler) -> list[str]:
     lines = _section(_t("root_cause", lang), s)
     lines.append(f"  {_where(root)}")
     lines.append("  " + s(_line(root), RED))
+    shown = {(root.file, root.line)}
     for extra in report.evidence[1:]:
-        if extra.role in ("frame", "context"):
+        if extra.role in ("frame", "context") and (extra.file, extra.line) not in shown:
+            shown.add((extra.file, extra.line))
             lines.append("    " + s(f"{extra.file}:{extra.line}  {_line(extra)}", DIM))
     if report.findings:
         head = report.findings[0]
         if head.count > 1 or len(head.ranks) > 1:
             ranks = ", ".join(str(r) for r in head.ranks) or "?"
             lines.append(
-                "  " + _t("ranks_failed", lang, count=max(head.count, len(head.ranks)), ranks=ranks)
+                "  " + _t("ranks_failed", lang, count=head.count, n=len(head.ranks), ranks=ranks)
             )
             if head.group_reason:
                 lines.append("    " + s(f"{_t('grouped_because', lang)}: {head.group_reason}", DIM))
@@ -160,12 +162,13 @@ def _decision(diagnosis: Diagnosis, lang: str, s: Styler) -> list[str]:
         lines += _section(_t("questions", lang), s)
         for q in decision.questions:
             answer = q.answer if q.source else q.default
+            answer = _t("unknown", lang) if answer is None else answer
             note = _t("source_default", lang) if q.source in (None, "default") else q.source
             lines.append(f"  {q.id} = {answer}  " + s(f"({note}) {q.text}", DIM))
     if decision.recommendations:
         lines += _section(_t("recommendations", lang), s)
         for number, rec in enumerate(decision.recommendations, start=1):
-            lines.append(f"  {number}. " + s(rec.title, BOLD, CYAN) + s(f"  [{rec.section}]", DIM))
+            lines.append(f"  #{number} " + s(rec.title, BOLD, CYAN) + s(f"  [{rec.section}]", DIM))
             for why_line in rec.why.strip().splitlines():
                 lines.append(f"     {why_line}")
             for key, value in rec.env.items():
