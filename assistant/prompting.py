@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from assistant.errors import UserError
 from assistant.i18n import message
 from assistant.models import Question
 
@@ -27,5 +28,17 @@ def ask(question: Question, lang: str) -> str:
             return default
         if choices and reply.isdigit() and 1 <= int(reply) <= len(choices):
             return choices[int(reply) - 1]
-        if reply:
+        if reply and _valid(question.id, reply):
             return reply
+
+
+def _valid(question_id: str, reply: str) -> bool:
+    """A bad answer is explained and asked again, not a reason to exit."""
+    from assistant.tree import parse_answer
+
+    try:
+        parse_answer(question_id, reply)
+    except UserError as exc:
+        print(f"  {exc}", file=sys.stderr)
+        return False
+    return True
