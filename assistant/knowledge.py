@@ -27,6 +27,13 @@ def knowledge_path(*parts: str) -> Path:
     return knowledge_dir().joinpath(*parts)
 
 
+def safe_loader() -> Any:
+    """libyaml's safe loader when PyYAML was built with it (about 10x faster), else PyYAML's."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 @cache
 def load_yaml(name: str) -> Any:
     """Load knowledge/<name> with the safe loader (cached per process)."""
@@ -35,7 +42,7 @@ def load_yaml(name: str) -> Any:
     path = knowledge_path(name)
     try:
         with path.open(encoding="utf-8") as handle:
-            return yaml.safe_load(handle)
+            return yaml.load(handle, Loader=safe_loader())  # noqa: S506 - a safe loader
     except FileNotFoundError as exc:
         raise KnowledgeError(f"knowledge file missing: {name}") from exc
     except yaml.YAMLError as exc:

@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 
 from assistant.errors import KnowledgeError
-from assistant.knowledge import knowledge_path
+from assistant.knowledge import knowledge_path, safe_loader
 
 LANGS = ("zh", "en")
 PHASES = ("generation", "training", "weight_update", "model_loading", "host_memory", "any")
@@ -101,7 +101,7 @@ def _load_front_matter(block: str, path: Path) -> dict:
     import yaml
 
     try:
-        meta = yaml.safe_load(block)
+        meta = yaml.load(block, Loader=safe_loader())  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         raise KnowledgeError(f"{path.name}: front matter is not valid YAML: {exc}") from exc
     if not isinstance(meta, dict):
