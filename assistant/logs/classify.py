@@ -9,9 +9,9 @@ from assistant.logs.facts import MAX_SOURCES, head_facts, merge_facts
 from assistant.logs.group import Group, drop_poisoned, drop_yielding, earlier, group_hits
 from assistant.logs.inputs import Source
 from assistant.logs.lines import CleanLine, clean_line, strip_controls
-from assistant.logs.match import FactHit, Hit, LineMatcher, extract_figures
-from assistant.logs.phase import PhaseResult, score_phase
-from assistant.logs.rules import Rules, Signature
+from assistant.logs.match import FactHit, Hit, LineMatcher, extract_figures, extract_values
+from assistant.logs.phase import PhaseResult, message_end, score_phase
+from assistant.logs.rules import Figure, Rules, Signature
 from assistant.logs.scan import RangeScan
 from assistant.logs.windows import Window, read_window
 
@@ -122,8 +122,11 @@ class Analyser:
         first = group.first
         window = self._window(first)
         fail = window.center
-        message = "\n".join(line.text for line in window.lines[fail : fail + sig.lines])
+        end = message_end(window.lines, fail, sig)
+        message = "\n".join(line.text for line in window.lines[fail:end])
         figures = extract_figures(sig, message or first.text)
+        if "free_bytes" not in figures and "total_capacity_bytes" not in figures:
+            figures.update(_context_figures(window, fail, self.rules.context_figures))
         copies = [h.text for h in group.hits[1:8]]
         phase = score_phase(window, fail, sig, self.rules.phases, copies)
         stamped = _stamped_line(window, fail)
@@ -142,6 +145,22 @@ class Analyser:
             return earlier(a.group.first, b.group.first, self.ts_of)
 
         return sorted(analysed, key=cmp_to_key(order))
+
+
+def _context_figures(window: Window, fail: int, figures: Sequence[Figure]) -> dict:
+    """Figures of the nearest earlier line of the same process that states the first one."""
+    if not figures:
+        return {}
+    stream = window.lines[fail].clean.stream
+    for line in reversed(window.lines[:fail]):
+        if stream and line.clean.stream not in (stream, ""):
+            continue
+        if any(p.search(line.text) for p in figures[0].patterns):
+            found = {}
+            for figure in figures:
+                found.update(extract_values(figure, line.text))
+            return found
+    return {}
 
 
 def _stamped_line(window: Window, fail: int) -> CleanLine | None:

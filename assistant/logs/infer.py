@@ -16,6 +16,7 @@ from assistant.models import Inference
 INTERNAL_FIGURES = ("process_list_bytes",)
 SELF_MATCH_TOLERANCE = 0.15  # a "Process N" entry this close to our own usage is us
 OTHERS_SHARE_MIN = 0.05
+SNAPSHOT_SHARE_MIN = 0.5  # of the device, outside this process's allocator at its snapshot
 
 _PARAMS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([BbMm])(?![a-zA-Z])")
 
@@ -80,7 +81,15 @@ def inferences(metrics: dict[str, int | float]) -> list[Inference]:
             )
         )
     held = _held_elsewhere(metrics)
-    if held is not None:
+    if held is not None and total is None:
+        texts = {
+            "en": f"at this process's last memory snapshot, {format_bytes(held)} of the GPU "
+            "was used outside its allocator (another process, e.g. a colocated inference server)",
+            "zh": f"在该进程最近一次显存快照时，GPU 上有 {format_bytes(held)} 不在其分配器中"
+            "（被其他进程占用，例如同卡的推理服务）",
+        }
+        found.append(Inference("held-by-other-processes", held, texts))
+    elif held is not None:
         found.append(
             Inference(
                 "held-by-other-processes",
@@ -137,6 +146,8 @@ def inferences(metrics: dict[str, int | float]) -> list[Inference]:
 
 def _held_elsewhere(metrics: dict[str, int | float]) -> int | None:
     total = metrics.get("total_capacity_bytes")
+    if total is None:
+        return _held_at_snapshot(metrics)
     others = metrics.get("other_processes_bytes")
     if others is not None and total and others >= OTHERS_SHARE_MIN * total:
         return int(others)
@@ -165,3 +176,16 @@ def model_params_b(model_name: str) -> float | None:
         value = float(number)
         return value / 1000 if unit in "Mm" else value
     return None
+
+
+def _held_at_snapshot(metrics: dict[str, int | float]) -> int | None:
+    """Memory outside this process at its last snapshot (device used minus what its
+    allocator reserved), when the failure message states no figures itself. The
+    CUDA context and NCCL buffers also count, hence the large share required."""
+    used = metrics.get("snapshot_device_used_bytes")
+    total = metrics.get("snapshot_device_total_bytes")
+    reserved = metrics.get("snapshot_reserved_bytes")
+    if used is None or not total or reserved is None:
+        return None
+    held = int(used - reserved)
+    return held if held >= SNAPSHOT_SHARE_MIN * total else None

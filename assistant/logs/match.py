@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assistant.logs.lines import CleanLine
-from assistant.logs.rules import ConsequenceRule, FactRule, Lookalike, Rules, Signature
+from assistant.logs.rules import ConsequenceRule, FactRule, Figure, Lookalike, Rules, Signature
 from assistant.logs.units import parse_value
 
 # Source lines echoed inside a Python traceback (``raise ValueError("No available
@@ -120,24 +120,30 @@ def extract_figures(sig: Signature, text: str) -> dict[str, Any]:
     """Figures the message states, converted to numbers; lists for 'list' figures."""
     values: dict[str, Any] = {}
     for figure in sig.figures:
-        found: list[int | float] = []
-        for pattern in figure.patterns:
-            for match in pattern.finditer(text):
-                value = parse_value(match.group(1), figure.unit)
-                if value is not None:
-                    found.append(value)
-            if found and figure.aggregate == "first":
-                break
-        if not found or (figure.metric in values and figure.aggregate == "first"):
-            continue
-        if figure.aggregate == "first":
-            values[figure.metric] = found[0]
-        elif figure.aggregate == "sum":
-            values[figure.metric] = sum(found)
-        elif figure.aggregate == "max":
-            values[figure.metric] = max(found)
-        elif figure.aggregate == "count":
-            values[figure.metric] = len(found)
-        else:
-            values[figure.metric] = found
+        for metric, value in extract_values(figure, text).items():
+            if metric not in values or figure.aggregate != "first":
+                values[metric] = value
     return values
+
+
+def extract_values(figure: Figure, text: str) -> dict[str, Any]:
+    """The value one figure reads from ``text`` ({} when absent)."""
+    found: list[int | float] = []
+    for pattern in figure.patterns:
+        for match in pattern.finditer(text):
+            value = parse_value(match.group(1), figure.unit)
+            if value is not None:
+                found.append(value)
+        if found and figure.aggregate == "first":
+            break
+    if not found:
+        return {}
+    if figure.aggregate == "first":
+        return {figure.metric: found[0]}
+    if figure.aggregate == "sum":
+        return {figure.metric: sum(found)}
+    if figure.aggregate == "max":
+        return {figure.metric: max(found)}
+    if figure.aggregate == "count":
+        return {figure.metric: len(found)}
+    return {figure.metric: found}

@@ -88,15 +88,35 @@ def _chain_above(lines: Sequence[WindowLine], index: int) -> bool:
     return False
 
 
+def message_end(lines: Sequence[WindowLine], fail: int, sig: Signature) -> int:
+    """Index after the last line of the message that starts at ``fail``.
+
+    A message may continue on up to ``sig.lines`` lines (wrapped, or printed
+    over several lines), but not into a new log record (a line with its own
+    timestamp), another process's line, or a repeat of the same message (the
+    RPC layer and the controller print it again right below)."""
+    stream = lines[fail].clean.stream
+    opening = [p for p in sig.patterns if p.search(lines[fail].text)][:1]
+    end = fail + 1
+    while end < min(len(lines), fail + sig.lines):
+        clean = lines[end].clean
+        if clean.ts_key is not None or (clean.stream and clean.stream != stream):
+            break
+        if any(p.search(clean.text) for p in opening):
+            break
+        end += 1
+    return end
+
+
 def _scopes(
-    window: Window, fail: int, msg_lines: int, config: PhaseConfig
+    window: Window, fail: int, sig: Signature, config: PhaseConfig
 ) -> dict[str, list[WindowLine]]:
     lines = window.lines
     stream = lines[fail].clean.stream
     # a line without a prefix (a paste) may belong to any process around it
     same = [i for i, line in enumerate(lines) if not stream or line.clean.stream in (stream, "")]
     tb_start = traceback_start(lines, fail)
-    msg_end = min(len(lines), fail + msg_lines)
+    msg_end = message_end(lines, fail, sig)
     before = [lines[i] for i in same if i < tb_start][-config.before_lines :]
     after = [lines[i] for i in same if i >= msg_end][: config.after_lines]
     traceback = [lines[i] for i in range(tb_start, fail) if lines[i].clean.stream == stream]
@@ -119,7 +139,7 @@ def score_phase(
     other_copies: Sequence[str] = (),
 ) -> PhaseResult:
     """Phase of the failure at ``window.lines[fail]``."""
-    scopes = _scopes(window, fail, sig.lines, config)
+    scopes = _scopes(window, fail, sig, config)
     scores: dict[str, float] = dict.fromkeys(("generation", "training", "weight_update"), 0.0)
     scores.update({"model_loading": 0.0, "host_memory": 0.0})
     fired: list[Fired] = []
@@ -127,7 +147,8 @@ def score_phase(
         best = _best_scope(pattern, scopes, config, other_copies)
         if best is not None:
             fired.append(best)
-            scores[pattern.phase] += best.score
+    for phase, score in _line_scores(fired).items():
+        scores[phase] += score
     for phase, weight in sig.phase_hints.items():
         scores[phase] = scores.get(phase, 0.0) + float(weight)
     ranked = sorted(scores.items(), key=lambda kv: -kv[1])
@@ -143,6 +164,20 @@ def score_phase(
         for key, value in item.pattern.facts.items():
             facts.setdefault(key, value)
     return PhaseResult(phase, scores, fired, tags, facts, top_score - runner)
+
+
+def _line_scores(fired: Sequence[Fired]) -> dict[str, float]:
+    """Score per phase, each line counted once: two patterns of one phase that fire
+    on the same frame are one piece of evidence (its best weight counts)."""
+    best: dict[tuple[str, str, object], float] = {}
+    for item in fired:
+        where = item.line.number if item.line is not None else item.pattern.id
+        key = (item.pattern.phase, item.scope, where)
+        best[key] = max(best.get(key, 0.0), item.score)
+    totals: dict[str, float] = {}
+    for (phase, _scope, _where), score in best.items():
+        totals[phase] = totals.get(phase, 0.0) + score
+    return totals
 
 
 def _best_scope(

@@ -120,6 +120,9 @@ class Rules:
     phases: PhaseConfig
     facts: tuple[FactRule, ...]
     describe: Mapping[str, Any]
+    # figures read from a status line the failing process printed before the
+    # failure (e.g. AReaL's Memory-Usage snapshot), for messages without figures
+    context_figures: tuple[Figure, ...] = ()
 
     @property
     def triggers(self) -> tuple[str, ...]:
@@ -331,6 +334,16 @@ def _load_describe() -> Mapping[str, Any]:
     return data
 
 
+def _load_context_figures() -> tuple[Figure, ...]:
+    file = "signatures.yaml"
+    data = load_yaml(file)
+    figures = _load_figures(data)
+    ids = data.get("context_figures") or []
+    if not isinstance(ids, list) or any(i not in figures for i in ids):
+        raise KnowledgeError(f"knowledge/{file}: 'context_figures' must list known figure ids")
+    return tuple(figures[i] for i in ids)
+
+
 @cache
 def load_rules() -> Rules:
     """All rule files, compiled and validated (once per process)."""
@@ -343,4 +356,5 @@ def load_rules() -> Rules:
         phases=_load_phases(),
         facts=_load_facts(),
         describe=_load_describe(),
+        context_figures=_load_context_figures(),
     )
