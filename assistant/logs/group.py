@@ -17,6 +17,7 @@ from assistant.logs.match import Hit
 
 FINGERPRINT_CHARS = 160
 INCIDENT_LINES = 200  # lines within which two messages of one process are one incident
+MIN_COPY_CHARS = 80  # a cut copy must keep this much of the message to join its group
 
 _MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\[repeated \d+x across cluster\]"), ""),
@@ -80,8 +81,8 @@ class Group:
         where = f"{len(self.sources)} files" if len(self.sources) > 1 else names[self.first.source]
         ranks = f", ranks {_span(self.ranks)}" if self.ranks else ""
         return (
-            f"{len(self.hits)} lines ({where}{ranks}) carry the same message once numbers, "
-            f"PIDs, hosts and ranks are masked"
+            f"{len(self.hits)} lines ({where}{ranks}) carry the same message (or a cut copy "
+            f"of it) once numbers, PIDs, hosts and ranks are masked"
         )
 
 
@@ -98,8 +99,24 @@ def group_hits(
     groups: dict[tuple[str, str], Group] = {}
     for hit in in_time_order(hits, ts_of):
         key = (hit.rule, fingerprint(hit.text[hit.start :]))
+        if key not in groups:
+            key = _cut_copy_of(key, groups) or key
         groups.setdefault(key, Group(hit.rule, key[1])).hits.append(hit)
     return list(groups.values())
+
+
+def _cut_copy_of(
+    key: tuple[str, str], groups: dict[tuple[str, str], Group]
+) -> tuple[str, str] | None:
+    """The group whose message this one is a cut copy of, or extends (a wrapper that
+    prints only the start of the message, e.g. a controller re-raising it)."""
+    rule, print_ = key
+    for other_rule, other in groups:
+        if other_rule != rule or min(len(other), len(print_)) < MIN_COPY_CHARS:
+            continue
+        if other.startswith(print_) or print_.startswith(other):
+            return other_rule, other
+    return None
 
 
 def drop_yielding(hits: Sequence[Hit], yields_to: dict[str, tuple[str, ...]]) -> list[Hit]:

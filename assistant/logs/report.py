@@ -96,7 +96,7 @@ def phase_evidence(item: Analysed, names: Sequence[str]) -> list[Evidence]:
                 role=role,
             )
         )
-    return out
+    return sorted(out, key=lambda e: e.line)  # frames read outermost first, as printed
 
 
 def consequences(hits: Sequence[Hit], rules: Rules, root: Hit | None, names, ts_of: TsOf):
