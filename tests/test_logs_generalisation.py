@@ -121,3 +121,35 @@ def test_the_kernel_report_is_the_root_cause_not_the_launchers_sigkill() -> None
     report = _read("signatures/kernel-oom-killer--after-torchrun.log")
     assert report.findings[0].signature == "kernel-oom-killer"
     assert "Killed process 420" in report.evidence[0].text
+
+
+def test_a_message_that_names_other_processes_puts_them_first() -> None:
+    text = (
+        "[2025-04-12 06:30:13 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        "ValueError: The memory capacity is unbalanced. Some GPUs may be occupied by other "
+        "processes. min_per_gpu_memory=20.00, local_gpu_memory=79.00\n"
+    )
+    report = classify_text(text)
+    assert "other_processes" in report.facts["signature_tags"]
+    assert _first_fix(report) == "x-foreign-process"
+
+
+def test_areal_code_inside_the_vllm_server_names_vllm_and_keeps_the_weight_update_phase() -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/AReaL/areal/engine/vllm_ext/vllm_worker_extension.py", line 140, '
+        "in areal_update_weight_xccl\n"
+        '    weight = torch.empty(shape, dtype=dtype, device="cuda")\n'
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+        "total capacity of 79.19 GiB of which 1.00 GiB is free.\n"
+    )
+    report = classify_text(text)
+    assert report.phase == "weight_update"
+    assert report.facts.get("server") == "vllm"
+
+
+def test_a_container_killed_at_its_limit_is_host_memory_and_false_is_not() -> None:
+    killed = _read("signatures/container-oom-killed.log")
+    assert (killed.oom, killed.phase) == (True, "host_memory")
+    assert _first_fix(killed) == "x-host-memory"
+    assert _read("lookalikes/docker-inspect-not-oom-killed.log").oom is False

@@ -15,6 +15,7 @@ from assistant.logs.windows import Window
 from assistant.models import Consequence, Evidence, Finding, LogReport
 
 EVIDENCE_CHARS = 600
+MATCH_LEAD = 80  # characters kept before the match when a long line is cut
 CONTEXT_LINES = 3
 MAX_PHASE_EVIDENCE = 4
 EXPLAIN_LINES = 12
@@ -27,11 +28,19 @@ def _cap(text: str) -> str:
     return text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 3] + "..."
 
 
+def _around_match(hit: Hit) -> str:
+    """The line, capped; a long line is shown from just before what the rule matched."""
+    text = hit.text
+    if hit.start + EVIDENCE_CHARS // 2 <= EVIDENCE_CHARS:
+        return _cap(text.strip())
+    return _cap("..." + text[max(0, hit.start - MATCH_LEAD) :].strip())
+
+
 def hit_evidence(hit: Hit, names: Sequence[str], role: str = "failure") -> Evidence:
     return Evidence(
         file=names[hit.source],
         line=hit.line,
-        text=_cap(hit.text.strip()),
+        text=_around_match(hit),
         rank=hit.clean.rank,
         timestamp=hit.clean.timestamp,
         role=role,
@@ -96,7 +105,7 @@ def phase_evidence(item: Analysed, names: Sequence[str]) -> list[Evidence]:
                 role=role,
             )
         )
-    return sorted(out, key=lambda e: e.line)  # frames read outermost first, as printed
+    return out
 
 
 def consequences(hits: Sequence[Hit], rules: Rules, root: Hit | None, names, ts_of: TsOf):

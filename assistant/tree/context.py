@@ -125,7 +125,8 @@ def _train_backend(ctx: Context) -> str | None:
 
 @derived("foreign")
 def _foreign(ctx: Context) -> bool:
-    return ctx.inference("held-by-other-processes") is not None
+    """Figures show memory held elsewhere, or the message itself says so (tag)."""
+    return ctx.inference("held-by-other-processes") is not None or "other_processes" in ctx.tags()
 
 
 @derived("oversized")
