@@ -67,7 +67,7 @@ def test_glossary_ring_is_added_when_any_term_occurs():
         [{"en": ["gradient checkpointing", "recomputation"], "zh": ["重计算"]}]
     )
     added = set(expansion_terms("Enable gradient checkpointing", entries))
-    assert {"recomputation", *tokenize("重计算")} <= added
+    assert {*tokenize("recomputation"), *tokenize("重计算")} <= added
     assert expansion_terms("Enable tensor parallelism", entries) == []
 
 
@@ -90,6 +90,29 @@ def test_nested_chinese_terms_both_match():
     gpu_memory = GlossaryEntry(("vram", "显存"))
     oom = GlossaryEntry(("oom", "显存不足"))
     assert {"vram", "oom"} <= set(expansion_terms("训练时显存不足", [gpu_memory, oom]))
+
+
+def test_an_entry_named_in_the_title_also_counts_in_the_title_field():
+    from assistant.search.index import compile_section
+    from assistant.search.sections import Section
+
+    entries = parse_glossary(
+        [
+            {"en": ["gradient checkpointing", "recompute"], "zh": ["重计算"]},
+            {"en": ["yaml", "config"]},
+        ]
+    )
+    section = Section(
+        id="s",
+        lang="en",
+        title="Enable Gradient Checkpointing",
+        body="Set it in the YAML.",
+        phase="training",
+    )
+    fields = compile_section(section, entries)["fields"]
+    assert set(tokenize("recompute")) <= set(fields["title_glossary"])
+    assert set(tokenize("config")) <= set(fields["glossary"])
+    assert not set(tokenize("config")) & set(fields["title_glossary"])
 
 
 @pytest.mark.parametrize(
@@ -117,6 +140,10 @@ def test_malformed_glossary_is_a_knowledge_error(data):
         ("fsdp:d2c2 是什么意思", "train-parallelism"),
         ("actor.optimizer.type 改成 sgd 省显存吗", "train-light-optimizer"),
         ("throw away intermediate activations and recompute them", "train-grad-checkpointing"),
+        ("store moments in half precision", "optimizer-state-dtype"),
+        ("turn on grad ckpt for the actor", "train-grad-checkpointing"),
+        ("Not enough memory. Please try to increase --mem-fraction-static", "gen-sglang-memory"),
+        ("send new weights through shared storage instead of the network", "wu-disk"),
     ],
 )
 def test_own_questions_find_their_section_first(query, section):
@@ -134,6 +161,18 @@ def test_generic_training_question_stays_on_training_sections():
         "optimizer-state-dtype",
         "core-parameters",
     }
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("gradeint checkpointing", "gradient checkpointing"),
+        ("sgd vs adamw memroy", "sgd vs adamw memory"),
+        ("which optimzer saves memory", "which optimizer saves memory"),
+    ],
+)
+def test_a_typo_ranks_like_the_word_meant(typed, meant):
+    assert [hit.section for hit in search(typed)] == [hit.section for hit in search(meant)]
 
 
 def test_language_follows_the_query_unless_given():
@@ -239,7 +278,7 @@ def test_best_snippet_prefers_the_sentence_with_the_rarest_matches():
 
 def test_long_sentence_is_cut_around_the_first_match():
     sentence = "word " * 60 + "fragmentation " + "word " * 60
-    snippet, terms = best_snippet([sentence], ["fragmentation"], lambda _t: 1.0)
+    snippet, terms = best_snippet([sentence], tokenize("fragmentation"), lambda _t: 1.0)
     assert terms == ["fragmentation"]
     assert snippet.startswith("…") and snippet.endswith("…")
 

@@ -11,6 +11,7 @@ import pytest
 from assistant.search import detect_lang
 from assistant.search.tokenize import (
     ENGLISH_STOP_WORDS,
+    plain_words,
     query_terms,
     query_weights,
     stem,
@@ -26,7 +27,7 @@ def test_english_is_lower_cased_and_lightly_stemmed():
         "gradient",
         "checkpoint",
         "reduc",
-        "activation",
+        "activ",
     ]
 
 
@@ -46,7 +47,27 @@ def test_stemming_folds_forms_of_one_word(variants, same):
     assert {stem(word) for word in variants} == {same}
 
 
-@pytest.mark.parametrize("word", ["status", "corpus", "nccl", "fp32", "bf16", "speed", "is"])
+@pytest.mark.parametrize(
+    "variants",
+    [
+        ["store", "storage", "stored", "storing"],
+        ["serve", "server", "servers", "serving"],
+        ["generate", "generation", "generator", "generating"],
+        ["optimize", "optimizer", "optimizers", "optimization"],
+        ["parallel", "parallelism"],
+        ["concurrent", "concurrency"],
+        ["allocate", "allocation", "allocator", "allocated"],
+        ["sample", "sampler", "sampling"],
+        ["converge", "convergence"],
+    ],
+)
+def test_stemming_folds_derived_words_of_one_stem(variants):
+    assert len({stem(word) for word in variants}) == 1
+
+
+@pytest.mark.parametrize(
+    "word", ["status", "corpus", "nccl", "fp32", "bf16", "speed", "is", "layer", "user", "lower"]
+)
 def test_stemming_leaves_other_words_alone(word):
     assert stem(word) == word
 
@@ -73,6 +94,11 @@ def test_dotted_key_gives_whole_key_each_part_and_each_word():
 )
 def test_backend_strings_are_kept_whole_and_split(text, expected):
     assert tokenize(text) == expected
+
+
+def test_a_hyphenated_flag_gives_the_same_whole_term_as_the_config_key():
+    assert tokenize("--mem-fraction-static") == tokenize("mem_fraction_static")
+    assert tokenize("sglang.mem-fraction-static")[0] == "sglang.mem_fraction_static"
 
 
 def test_numbers_with_dots_stay_one_term():
@@ -116,6 +142,17 @@ def test_query_terms_drop_english_function_words_only():
         "checkpoint",
     ]
     assert {"how", "the", "of"} <= ENGLISH_STOP_WORDS
+
+
+def test_function_words_are_dropped_by_their_surface_not_their_stem():
+    # "during" stems to "dur", "does" to "doe": neither may survive as a query term
+    assert query_terms("OOM during rollout, what does it do") == ["oom", "rollout"]
+    assert query_terms("before the first step") == tokenize("before first step")
+
+
+def test_plain_words_map_terms_to_the_words_typed():
+    words = plain_words("optimzer OOM during max_tokens_per_mb 4096 显存")
+    assert words == {"optimz": "optimzer", "oom": "oom"}
 
 
 def test_query_weights_drop_the_commonest_chinese_words_and_count_repeats():

@@ -22,6 +22,7 @@ class LuceneBM25(BM25Okapi):
     """Okapi BM25 term-frequency saturation with a never-negative (Lucene) idf."""
 
     def _calc_idf(self, nd: dict[str, int]) -> None:
+        self.doc_counts = nd  # term -> number of sections with it (typo correction)
         for word, doc_count in nd.items():
             self.idf[word] = lucene_idf(self.corpus_size, doc_count)
 

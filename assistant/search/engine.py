@@ -10,7 +10,7 @@ from assistant.search.glossary import query_phases
 from assistant.search.index import DEFAULT_CONFIG, IndexConfig, phase_patterns, section_index
 from assistant.search.sections import LANGS
 from assistant.search.snippets import best_snippet
-from assistant.search.tokenize import detect_lang, query_terms, query_weights
+from assistant.search.tokenize import detect_lang, plain_words, query_terms, query_weights
 
 # Longer queries are cut here: a pasted log of 100k characters would otherwise be
 # segmented and scored term by term for no better ranking.
@@ -58,19 +58,27 @@ def search(
         return []
     weights = query_weights(terms)
     phases = query_phases(query, phase_patterns()) if config.phase_boost else set()
-    ranked = _rank(langs, weights, phases, config)[:k]
+    words = plain_words(query) if config.typos else {}
+    ranked = _rank(langs, weights, words, phases, config)[:k]
     meaningful = [term for term in terms if term in weights]
     return [_hit(doc, score, meaningful, index) for score, doc, index in ranked]
 
 
 def _rank(
-    langs: tuple[str, ...], weights: dict[str, float], phases: set[str], config: IndexConfig
+    langs: tuple[str, ...],
+    weights: dict[str, float],
+    words: dict[str, str],
+    phases: set[str],
+    config: IndexConfig,
 ) -> list[tuple[float, dict[str, Any], Any]]:
-    """Matching sections of every language, best first; a named phase boosts its sections."""
+    """Matching sections of every language, best first; a named phase boosts its sections.
+
+    ``words`` (plain English term -> the word typed) lets each index correct typos.
+    """
     ranked: list[tuple[float, int, dict[str, Any], Any]] = []
     for order, language in enumerate(langs):
         index = section_index(language, config)
-        for score, doc in index.rank(weights):
+        for score, doc in index.rank(weights, words):
             if doc["phase"] in phases:
                 score *= 1.0 + config.phase_boost
             ranked.append((score, order, doc, index))

@@ -11,12 +11,15 @@ same rules whatever their script:
 * everything else is split into words; config keys and backend strings are kept whole
   *and* split (``actor.mb_spec.max_tokens_per_mb`` gives the whole key, ``actor``,
   ``mb_spec``, ``mb``, ``spec``, ``max_tokens_per_mb``, ``max``, ``tokens`` ...;
-  ``fsdp:d2c2`` gives ``fsdp:d2c2 fsdp d2c2``), and plain words are lightly stemmed.
+  ``fsdp:d2c2`` gives ``fsdp:d2c2 fsdp d2c2``; a hyphenated flag such as
+  ``--mem-fraction-static`` gives the same whole term as ``mem_fraction_static``), and
+  plain words are stemmed: inflections and a few derivational endings, so that
+  ``storage``/``store`` or ``server``/``serving`` meet.
 
-Queries drop English function words (``how do i``, ``the``, ``of``): in a corpus of
-about fifteen sections even "the" keeps a noticeable idf, and removing them from queries
-raised recall@1 on held-out queries. Chinese function words are kept: removing them
-lowered recall (both measured by ``benchmarks/eval_search.py``).
+Queries drop English function words (``how do i``, ``the``, ``of``), recognised before
+stemming: in a corpus of about fifteen sections even "the" keeps a noticeable idf, and
+removing them from queries raised recall@1 on held-out queries. Chinese function words
+are kept: removing them lowered recall (both measured by ``benchmarks/eval_search.py``).
 """
 
 from __future__ import annotations
@@ -68,14 +71,36 @@ _STOP_WORDS_TEXT = """
     than too very is are was were be been being do does did doing have has had i me my we our
     you your it its this that these those there here what which who whom whose when where why
     how can could should would will shall may might must just really still also not no any all
-    some more most much many such only own same other each few both again further once out up
-    down off during while after before until since because via across"""
+    some much many such only own same other others each few both again further out up
+    down off during while after until since because via across
+    doesn don didn isn aren wasn weren won wouldn shouldn couldn cannot s t m d ll re ve"""
 ENGLISH_STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 
 def query_terms(text: str) -> list[str]:
-    """Terms of a search query: tokenize() without English function words."""
-    return [term for term in tokenize(text) if term not in ENGLISH_STOP_WORDS]
+    """Terms of a search query: tokenize() without English function words.
+
+    Function words are recognised by their surface form, before stemming (``during``
+    would otherwise survive as the stem ``dur``, ``does`` as ``doe``).
+    """
+    return [
+        term
+        for surface, terms in spans(text)
+        if surface not in ENGLISH_STOP_WORDS
+        for term in terms
+    ]
+
+
+def plain_words(text: str) -> dict[str, str]:
+    """Plain English query words (no key, number or Chinese) by their term: ``{stem: word}``.
+
+    Typo correction works on the word as typed, not on its stem.
+    """
+    return {
+        terms[0]: surface
+        for surface, terms in spans(text)
+        if surface.isascii() and surface.isalpha() and surface not in ENGLISH_STOP_WORDS
+    }
 
 
 def query_weights(terms: list[str]) -> dict[str, float]:
@@ -144,11 +169,13 @@ def word_terms(word: str) -> list[str]:
         return [word]
     if not _KEY_SEPARATORS.search(word) and not _JOINERS.search(word):
         return [stem(word)]
-    terms = [word]
+    # Command-line flags spell keys with hyphens (--mem-fraction-static), configs with
+    # underscores (mem_fraction_static): the whole terms use underscores.
+    terms = [word.replace("-", "_")]
     for part in _KEY_SEPARATORS.split(word):
         pieces = [piece for piece in _JOINERS.split(part) if piece]
         if part != word and len(pieces) > 1:
-            terms.append(part)
+            terms.append(part.replace("-", "_"))
         terms.extend(stem(piece) for piece in pieces)
     return terms
 
@@ -158,11 +185,12 @@ _DOUBLE_CONSONANT = re.compile(r"([b-df-hj-np-tv-z])\1$")
 
 @cache
 def stem(word: str) -> str:
-    """A light English stemmer: plurals, -ing, -ed and a final -e.
+    """A light English stemmer: plurals, -ing, -ed, a final -e, then derivations.
 
-    Deliberately weaker than Porter: it only folds forms that mean the same thing here
-    (``tokens``/``token``, ``checkpointing``/``checkpoint``, ``reduced``/``reduce``/
-    ``reduces``, ``sizes``/``size``) and leaves short words and identifiers alone.
+    It folds forms that mean the same thing here (``tokens``/``token``,
+    ``checkpointing``/``checkpoint``, ``reduced``/``reduces``, and through
+    _DERIVATIONS ``storage``/``store``, ``generator``/``generation``) and leaves short
+    words and identifiers alone. Stems need not be words (``reduc``, ``stor``).
     """
     if len(word) <= 3 or not word.isalpha():
         return word
@@ -180,6 +208,40 @@ def stem(word: str) -> str:
             break
     if word.endswith("e") and len(word) > 3:
         word = word[:-1]
+    return _fold_derivation(word)
+
+
+# Derivational endings folded after the inflections and the final -e, longest first:
+# (ending, replacement).
+# They join the words a question and the guide use for one thing: store/storage,
+# serve/server/serving, generate/generation/generator, optimize/optimizer/optimization,
+# parallel/parallelism, concurrent/concurrency, allocate/allocation/allocator.
+_DERIVATIONS = (
+    ("isation", "iz"),
+    ("ization", "iz"),
+    ("ation", ""),
+    ("ator", ""),
+    ("ency", "ent"),
+    ("ism", ""),
+    ("enc", ""),
+    ("anc", ""),
+    ("ag", ""),
+    ("iser", "iz"),
+    ("izer", "iz"),
+    ("er", ""),
+    ("at", ""),
+    ("ly", ""),
+)
+_MIN_STEM = 4
+
+
+def _fold_derivation(word: str) -> str:
+    for ending, replacement in _DERIVATIONS:
+        if word.endswith(ending) and len(word) - len(ending) + len(replacement) >= _MIN_STEM:
+            word = word[: -len(ending)] + replacement
+            if _DOUBLE_CONSONANT.search(word) and not word.endswith(("ll", "ss", "zz")):
+                word = word[:-1]
+            return word
     return word
 
 
