@@ -147,7 +147,7 @@ def test_yaml_is_the_same_data_as_json() -> None:
 def test_text_names_root_cause_ranks_and_cascade() -> None:
     text = render_diagnosis(sample_diagnosis(), "text", color=False, redact=False)
     assert "rank3.log:1204 [rank 3]" in text
-    assert "3 time(s), on 3 rank(s): 1, 2, 3" in text
+    assert "3 times, on 3 ranks: 1, 2, 3" in text
     assert "nccl_timeout x5" in text
     assert "actor.mb_spec.max_tokens_per_mb=4096" in text
     assert "[bold]x[/]" in text  # log text is shown literally
@@ -179,3 +179,26 @@ def test_no_failure_text_names_first_error() -> None:
     text = render_diagnosis(Diagnosis(report=report), "text", color=False, redact=False)
     assert "No memory failure found in 10 lines" in text
     assert "a.log:7" in text and "illegal memory access" in text
+
+
+def test_no_failure_text_says_why_it_is_not_memory() -> None:
+    first = Evidence("a.log", 3, "RuntimeError: CUDA error: device-side assert triggered")
+    report = LogReport(
+        oom=False,
+        phase="none",
+        kind="none",
+        confidence=0.9,
+        first_error=first,
+        facts={"first_error_what": {"en": "an assertion in a kernel", "zh": "内核断言"}},
+        files=["a.log"],
+        lines_read=3,
+    )
+    text = render_diagnosis(Diagnosis(report=report, lang="zh"), "text", color=False, redact=False)
+    assert "为什么这不是内存故障" in text and "内核断言" in text
+
+
+def test_figures_have_readable_labels_and_units() -> None:
+    text = render_diagnosis(sample_diagnosis(), "text", color=False, redact=False)
+    assert "tried to allocate" in text
+    assert "2.00 GiB (2,147,483,648 bytes)" in text
+    assert "tried_to_allocate_bytes" not in text

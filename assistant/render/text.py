@@ -36,9 +36,11 @@ def render_text(diagnosis: Diagnosis, *, color: bool) -> str:
     lines: list[str] = []
     if not report.oom:
         lines += _no_failure(report, lang, s)
+        lines += _unread(report, lang, s)
         lines += _warnings(diagnosis, lang, s)
         return "\n".join(lines) + "\n"
     lines += _headline(report, lang, s)
+    lines += _unread(report, lang, s)
     lines += _root_cause(report, lang, s)
     lines += _figures(report, lang, s)
     lines += _decision(diagnosis, lang, s)
@@ -73,7 +75,18 @@ def _no_failure(report: LogReport, lang: str, s: Styler) -> list[str]:
     if report.first_error is not None:
         lines += ["", _t("first_error", lang), f"  {_where(report.first_error)}"]
         lines.append("  " + s(_line(report.first_error), YELLOW))
+    what = report.facts.get("first_error_what")
+    if isinstance(what, dict) and (what.get(lang) or what.get("en")):
+        lines += ["", _t("why_not_memory", lang), f"  {what.get(lang) or what.get('en')}"]
     return lines
+
+
+def _unread(report: LogReport, lang: str, s: Styler) -> list[str]:
+    """Files inside the given folders that were skipped: the user must know what was not read."""
+    if not report.unread:
+        return []
+    lines = ["", s(_t("unread", lang, count=len(report.unread)), YELLOW)]
+    return lines + [f"  - {item}" for item in report.unread]
 
 
 def _headline(report: LogReport, lang: str, s: Styler) -> list[str]:
@@ -103,9 +116,8 @@ def _root_cause(report: LogReport, lang: str, s: Styler) -> list[str]:
         head = report.findings[0]
         if head.count > 1 or len(head.ranks) > 1:
             ranks = ", ".join(str(r) for r in head.ranks) or "?"
-            lines.append(
-                "  " + _t("ranks_failed", lang, count=head.count, n=len(head.ranks), ranks=ranks)
-            )
+            key = "repeated_one_rank" if len(head.ranks) <= 1 else "ranks_failed"
+            lines.append("  " + _t(key, lang, count=head.count, n=len(head.ranks), ranks=ranks))
             if head.group_reason:
                 lines.append("    " + s(f"{_t('grouped_because', lang)}: {head.group_reason}", DIM))
         if len(report.findings) > 1:
@@ -129,8 +141,11 @@ def _figures(report: LogReport, lang: str, s: Styler) -> list[str]:
     lines: list[str] = []
     if report.metrics:
         lines += _section(_t("figures", lang), s)
+        labels = _metric_labels(lang)
+        width = max(_display_width(labels.get(key, key)) for key in report.metrics) + 2
         for key, value in report.metrics.items():
-            lines.append(f"  {key:<32} {_human(key, value)}")
+            label = labels.get(key, key)
+            lines.append(f"  {label}{' ' * (width - _display_width(label))}{_human(key, value)}")
     if report.inferences:
         lines += _section(_t("inferences", lang), s)
         for inference in report.inferences:
@@ -139,9 +154,25 @@ def _figures(report: LogReport, lang: str, s: Styler) -> list[str]:
     return lines
 
 
+def _metric_labels(lang: str) -> dict[str, str]:
+    from assistant.knowledge import load_yaml
+
+    table = load_yaml("i18n/cli.yaml").get("metric_labels", {})
+    return table.get(lang) or table.get("en") or {}
+
+
+def _display_width(text: str) -> int:
+    """Columns a label takes in a terminal: CJK characters are two wide."""
+    return sum(2 if "\u2e80" <= ch <= "\uffef" else 1 for ch in text)
+
+
 def _human(key: str, value: Any) -> str:
     if key.endswith("_bytes") and isinstance(value, int | float):
+        if abs(value) < 1024:
+            return format_bytes(value)
         return f"{format_bytes(value)} ({int(value):,} bytes)"
+    if key.endswith("_fraction") and isinstance(value, float):
+        return f"{value:.2f}"
     return str(value)
 
 
@@ -217,9 +248,7 @@ def _docs(diagnosis: Diagnosis, lang: str, s: Styler) -> list[str]:
         return []
     lines = _section(_t("docs", lang), s)
     for doc in diagnosis.docs:
-        lines.append(
-            f"  - {doc.title}  " + s(f"[{doc.section}] ({doc.lang}, {doc.score:.2f})", DIM)
-        )
+        lines.append(f"  - {doc.title}  " + s(f"[{doc.section}]", DIM))
     return lines
 
 

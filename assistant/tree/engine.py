@@ -189,7 +189,7 @@ def _why(
         parts.append(CHANGE_LINE[ctx.lang].format(key=key, old=old_text, new=override_text(value)))
     for name, value in result.env.items():
         parts.append(ENV_LINE[ctx.lang].format(name=name, value=value))
-    return " ".join(parts)
+    return "\n".join(parts)
 
 
 def _pick(texts: Mapping[str, str], lang: str) -> str:
