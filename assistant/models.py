@@ -103,6 +103,7 @@ class LogReport:
     files: list[str] = field(default_factory=list)
     lines_read: int = 0
     input_kind: str = "log"  # "log" or "description" (a short text such as "训练时显存爆了")
+    unread: list[str] = field(default_factory=list)  # "file: why" for files skipped in folders
 
 
 @dataclass

@@ -21,12 +21,28 @@ def use_color(stream: object = None) -> bool:
 
 
 def stderr_is_terminal() -> bool:
-    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+    return is_terminal(sys.stderr)
+
+
+def is_terminal(stream: object) -> bool:
+    """False also for a closed stream (``<&-`` makes ``sys.stdin`` None)."""
+    return stream is not None and bool(getattr(stream, "isatty", lambda: False)())
 
 
 def write_out(text: str) -> None:
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    sys.stdout.flush()
+    """Print ``text``; characters the terminal's encoding lacks become escapes, not a crash."""
+    stream = sys.stdout
+    if stream is None:
+        from assistant.errors import UserError
+
+        raise UserError("standard output is closed")
+    text = text if text.endswith("\n") else text + "\n"
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:  # e.g. LANG=en_US.ISO-8859-1 and a Chinese diagnosis
+        encoding = getattr(stream, "encoding", None) or "ascii"
+        stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
+    stream.flush()
 
 
 class ProgressBar:

@@ -34,7 +34,9 @@ def read_and_classify(paths: Sequence[str], progress: Progress | None = None) ->
     Raises UserError for missing, empty, unreadable or binary input.
     """
     with open_sources(list(paths)) as sources:
-        return _classify(sources.sources, progress)
+        report = _classify(sources.sources, progress)
+        report.unread = list(sources.unread)
+        return report
 
 
 def classify_text(text: str, name: str = "<pasted>") -> LogReport:

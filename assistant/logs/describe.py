@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from assistant.logs.lines import strip_controls
 from assistant.models import Evidence, LogReport
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -63,7 +64,8 @@ def classify_description(text: str, name: str, rules: Mapping[str, Any]) -> LogR
     oom = any(_contains(lowered, w.lower()) for w in rules["oom_words"]) and not any(
         _contains(lowered, w.lower()) for w in rules.get("not_oom_words", [])
     )
-    evidence = [Evidence(file=name, line=1, text=text.strip()[:600], role="context")]
+    shown = "\n".join(strip_controls(line) for line in text.strip().splitlines())
+    evidence = [Evidence(file=name, line=1, text=shown.strip()[:600], role="context")]
     language = language_of(text)
     if not oom:
         return LogReport(

@@ -4,6 +4,11 @@ A path may be a file, ``-`` (standard input), a folder (every ``*.log *.txt
 *.out *.err`` below it, gzipped or not) or several of these. Everything the
 scanner reads afterwards is a seekable file of UTF-8 bytes: standard input,
 gzip files and logs in GBK or UTF-16 are first copied into temporary files.
+
+A file named explicitly that cannot be read is an error. A file found inside a
+folder that cannot be read (permissions, a broken or looping symlink, a FIFO, a
+corrupt gzip, binary data) is skipped and listed in ``SourceSet.unread``, so one
+bad file does not hide the others and the user is still told what was left out.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import contextlib
 import gzip
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import zlib
@@ -25,6 +31,10 @@ from assistant.errors import UserError
 LOG_SUFFIXES = (".log", ".txt", ".out", ".err")
 SAMPLE_BYTES = 64 * 1024
 COPY_CHUNK = 4 * 1024 * 1024
+# A gzip file may expand to at most this much, or 200 times its own size if more:
+# real logs compress 10-100x; a "zip bomb" (1000x) would fill the disk.
+MIN_UNPACK_LIMIT = 2 * 1024**3
+UNPACK_RATIO = 200
 _BINARY_MAGIC = (
     b"\x7fELF",
     b"\x89PNG",
@@ -58,7 +68,9 @@ class Source:
 
 def detect_encoding(sample: bytes) -> str | None:
     """The codec of a text sample, or None when it is not text at all."""
-    if sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+    if sample.startswith(codecs.BOM_UTF16_LE) and _utf16_newlines(sample, b"\n\x00"):
+        return "utf-16"
+    if sample.startswith(codecs.BOM_UTF16_BE) and _utf16_newlines(sample, b"\x00\n"):
         return "utf-16"
     if sample.startswith(codecs.BOM_UTF8):
         return "utf-8"
@@ -84,6 +96,12 @@ def detect_encoding(sample: bytes) -> str | None:
     return "utf-8"
 
 
+def _utf16_newlines(sample: bytes, newline: bytes) -> bool:
+    """A BOM is believed unless the sample has newlines and none of them is UTF-16:
+    a UTF-8 log whose first bytes happen to be 0xff 0xfe is garbage, not UTF-16."""
+    return b"\n" not in sample or newline in sample
+
+
 def looks_binary(sample: bytes) -> bool:
     """Magic numbers, many NUL bytes or many control bytes: not a text log.
 
@@ -105,6 +123,7 @@ class SourceSet(contextlib.AbstractContextManager["SourceSet"]):
 
     def __init__(self) -> None:
         self.sources: list[Source] = []
+        self.unread: list[str] = []  # "name: why" for files inside folders that were skipped
         self._temps: list[str] = []
 
     def __exit__(self, *exc: object) -> None:
@@ -132,17 +151,24 @@ def open_sources(paths: Sequence[str]) -> SourceSet:
     sources = SourceSet()
     try:
         for name, path, explicit in _expand(paths):
-            source = _prepare(sources, name, path, explicit)
+            source = _prepare_or_skip(sources, name, path, explicit)
             if source is not None:
                 sources.sources.append(source)
         if not sources.sources:
-            raise UserError("no text log files in the input")
+            raise UserError(_nothing_readable(sources.unread))
         if all(not s.sample.strip() for s in sources.sources):
             raise UserError("empty input")
     except BaseException:
         sources.__exit__(None, None, None)
         raise
     return sources
+
+
+def _nothing_readable(unread: list[str]) -> str:
+    if not unread:
+        return "no text log files in the input"
+    more = f" and {len(unread) - 1} more" if len(unread) > 1 else ""
+    return f"no readable text log files in the input: {unread[0]}{more}"
 
 
 def _expand(paths: Sequence[str]) -> Iterator[tuple[str, str, bool]]:
@@ -172,26 +198,49 @@ def _folder_logs(folder: Path) -> Iterator[Path]:
                 yield Path(root) / name
 
 
-def _prepare(sources: SourceSet, name: str, path: str, explicit: bool) -> Source | None:
-    """Make ``path`` a UTF-8 file on disk; None for a binary file inside a folder."""
-    if path == "-":
-        path = _copy_stream(sources, sys.stdin.buffer, name)
+class _Unreadable(Exception):
+    """One file cannot be used: ``str()`` is the error message, ``entry`` the short form."""
+
+    def __init__(self, name: str, reason: str, *, read_error: bool = False) -> None:
+        super().__init__(f"cannot read {name}: {reason}" if read_error else f"{name}: {reason}")
+        self.entry = f"{name} ({reason})"
+
+
+def _prepare_or_skip(sources: SourceSet, name: str, path: str, explicit: bool) -> Source | None:
+    """A file given by name must be readable; one found in a folder is skipped if not."""
     try:
+        return _prepare(sources, name, path, explicit)
+    except _Unreadable as exc:
+        if explicit:
+            raise UserError(str(exc)) from None
+        sources.unread.append(exc.entry)
+        return None
+
+
+def _prepare(sources: SourceSet, name: str, path: str, explicit: bool) -> Source:
+    """Make ``path`` a UTF-8 file on disk."""
+    try:
+        if path == "-":
+            path = _copy_stream(sources, _stdin_bytes(), name)
+        elif not _is_regular(path):
+            if not explicit:  # a FIFO in a folder would block: only named pipes are read
+                raise _Unreadable(name, "not a regular file")
+            with open(path, "rb") as stream:  # a pipe such as <(kubectl logs ...)
+                path = _copy_stream(sources, stream, name)
         with open(path, "rb") as handle:
             head = handle.read(SAMPLE_BYTES)
-    except PermissionError as exc:
-        raise UserError(f"cannot read {name}: permission denied") from exc
+    except PermissionError:
+        raise _Unreadable(name, "permission denied", read_error=True) from None
     except OSError as exc:
-        raise UserError(f"cannot read {name}: {exc.strerror or exc}") from exc
+        reason = (exc.strerror or str(exc)).lower()
+        raise _Unreadable(name, reason, read_error=True) from None
     if head.startswith(b"\x1f\x8b"):
         path = _gunzip(sources, path, name)
         with open(path, "rb") as handle:
             head = handle.read(SAMPLE_BYTES)
     encoding = detect_encoding(head)
     if encoding is None:
-        if explicit:
-            raise UserError(f"{name}: not a text log")
-        return None
+        raise _Unreadable(name, "not a text log")
     if encoding not in ("utf-8",):
         path = _transcode(sources, path, encoding)
         with open(path, "rb") as handle:
@@ -199,24 +248,47 @@ def _prepare(sources: SourceSet, name: str, path: str, explicit: bool) -> Source
     return Source(name=name, path=path, size=os.path.getsize(path), sample=head)
 
 
+def _is_regular(path: str) -> bool:
+    """A plain file (symlinks followed); raises OSError for dangling or looping links."""
+    return stat.S_ISREG(os.stat(path).st_mode)
+
+
+def _stdin_bytes():
+    """The binary standard input; an error when it is closed (``<&-``)."""
+    stream = sys.stdin
+    if stream is None:
+        raise _Unreadable("<stdin>", "standard input is closed", read_error=True)
+    return getattr(stream, "buffer", stream)
+
+
 def _copy_stream(sources: SourceSet, stream, name: str) -> str:
     temp_path, handle = sources.temp_file()
     with handle:  # type: ignore[attr-defined]
         try:
             shutil.copyfileobj(stream, handle, COPY_CHUNK)  # type: ignore[arg-type]
-        except OSError as exc:
-            raise UserError(f"cannot read {name}: {exc}") from exc
+        except (OSError, ValueError) as exc:  # ValueError: a closed stream
+            raise _Unreadable(name, str(exc), read_error=True) from None
     return temp_path
 
 
 def _gunzip(sources: SourceSet, path: str, name: str) -> str:
+    limit = max(MIN_UNPACK_LIMIT, UNPACK_RATIO * os.path.getsize(path))
     temp_path, handle = sources.temp_file()
     with handle:  # type: ignore[attr-defined]
         try:
             with gzip.open(path, "rb") as packed:
-                shutil.copyfileobj(packed, handle, COPY_CHUNK)  # type: ignore[arg-type]
+                written = 0
+                while chunk := packed.read(COPY_CHUNK):
+                    written += len(chunk)
+                    if written > limit:
+                        raise _Unreadable(
+                            name,
+                            f"unpacks to more than {limit >> 20} MiB; "
+                            "unpack the part you need and pass that file",
+                        )
+                    handle.write(chunk)  # type: ignore[attr-defined]
         except (OSError, EOFError, zlib.error) as exc:
-            raise UserError(f"{name}: not a valid gzip file ({exc})") from exc
+            raise _Unreadable(name, f"not a valid gzip file: {exc}") from None
     return temp_path
 
 

@@ -16,7 +16,9 @@ MAX_LINE_CHARS = 16_384  # a cleaned line longer than this is cut (bounded memor
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]")
 _STRAY_COLOUR = re.compile(r"^(?:\[\d{1,3}(?:;\d{1,3})*m)+")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# C0 and C1 control characters (U+009B is a one-character CSI to some terminals) and the
+# bidirectional overrides that can make shown text differ from what it says.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,7 @@ def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
         "first_error": evidence_dict(report.first_error) if report.first_error else None,
         "facts": to_plain(report.facts),
         "files": list(report.files),
+        "unread_files": list(report.unread),
         "lines_read": report.lines_read,
         "config_diff": diagnosis.config_diff,
     }
