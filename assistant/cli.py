@@ -135,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     tui.add_argument("path", nargs="?", metavar="PATH", help="log to load as if pasted")
     tui.add_argument("--config", metavar="FILE", help="AReaL experiment YAML (read only)")
     add_lang(tui, ("zh", "en", "auto"), "auto")
+    add_common(tui)
     return parser
 
 
@@ -207,7 +208,9 @@ def dispatch(argv: list[str]) -> int:
 
 def open_tui_or_help() -> int:
     """No arguments opens the TUI, but only where there is a terminal to draw on."""
-    if sys.stdin.isatty() and sys.stdout.isatty():
+    from assistant.terminal import is_terminal
+
+    if is_terminal(sys.stdin) and is_terminal(sys.stdout):
         from assistant.tui import run_tui
 
         return run_tui(None, None, None)

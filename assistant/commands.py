@@ -7,18 +7,28 @@ import sys
 from typing import Any
 
 from assistant.errors import EXIT_FOUND, EXIT_NOT_FOUND, EXIT_USAGE, UserError
-from assistant.terminal import ProgressBar, stderr_is_terminal, use_color, write_out
+from assistant.terminal import (
+    ProgressBar,
+    is_terminal,
+    stderr_is_terminal,
+    use_color,
+    write_out,
+)
 
 
 def run_diagnose(args: argparse.Namespace) -> int:
     from assistant import pipeline
     from assistant.render import render_diagnosis
 
-    if args.patch_out and not args.config:
+    if args.patch_out is not None and not args.config:
         raise UserError("--patch-out needs --config (the file to patch)")
     config = load_config_arg(args.config)
+    if args.patch_out is not None:  # refuse a bad target before reading the logs
+        from assistant.config import check_target
+
+        check_target(args.patch_out, config_path=config.path, force=args.force)
     answers = parse_answers(args.answer)
-    interactive = not args.non_interactive and sys.stdin.isatty() and stderr_is_terminal()
+    interactive = not args.non_interactive and is_terminal(sys.stdin) and stderr_is_terminal()
     if "-" in args.paths:
         interactive = False  # stdin carries the log, so it cannot carry answers too
     with ProgressBar.for_paths(args.paths) as progress:
@@ -32,7 +42,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
         )
     if interactive:
         diagnosis = ask_open_questions(diagnosis, config, answers)
-    if args.patch_out:
+    if args.patch_out is not None:
         write_patch(args, config, diagnosis)
     write_out(render_diagnosis(diagnosis, args.format, color=use_color(), redact=args.redact))
     return EXIT_FOUND if diagnosis.report.oom else EXIT_NOT_FOUND
@@ -131,12 +141,12 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_tui_command(args: argparse.Namespace) -> int:
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    if not (is_terminal(sys.stdin) and is_terminal(sys.stdout)):
         raise UserError("the TUI needs a terminal; use 'areal-doctor diagnose' in scripts")
     from assistant.tui import run_tui
 
     lang = None if args.lang == "auto" else args.lang
-    return run_tui(args.path, args.config, lang)
+    return run_tui(args.path, args.config, lang, redact=args.redact)
 
 
 __all__ = ["run_diagnose", "run_search", "run_check", "run_tui_command", "EXIT_USAGE"]

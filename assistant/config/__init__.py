@@ -6,15 +6,17 @@ Public API:
   patched_text(config, flat_patch) -> str
   unified_diff(config, new_text) -> str
   write_atomic(target, text, *, config_path, force=False) -> None
+  check_target(target, *, config_path, force=False) -> Path  (what write_atomic refuses)
 """
 
 from assistant.config.constraints import check_config
 from assistant.config.loader import ExperimentConfig, config_from_text, load_config
-from assistant.config.patch import patched_text, unified_diff, write_atomic
+from assistant.config.patch import check_target, patched_text, unified_diff, write_atomic
 
 __all__ = [
     "ExperimentConfig",
     "check_config",
+    "check_target",
     "config_from_text",
     "load_config",
     "patched_text",

@@ -15,6 +15,8 @@ import copy
 import difflib
 import json
 import os
+import re
+import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -39,7 +41,11 @@ def patched_text(config: ExperimentConfig, flat_patch: Mapping[str, Any]) -> str
     expected = copy.deepcopy(config.data)
     for key, value in flat_patch.items():
         set_dotted(expected, key, value)
-    if parse_yaml_text(text, config.path) != expected:
+    try:
+        same = parse_yaml_text(text, config.path) == expected
+    except UserError:
+        same = False
+    if not same:
         raise PatchError(f"{config.path}: patching {', '.join(flat_patch)} did not round-trip")
     return text
 
@@ -54,31 +60,63 @@ def unified_diff(config: ExperimentConfig, new_text: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-def write_atomic(target: str, text: str, *, config_path: str | None, force: bool = False) -> None:
-    """Write ``text`` to ``target`` via a temp file in the same folder and ``os.replace``."""
-    path = Path(target)
+def check_target(target: str, *, config_path: str | None, force: bool = False) -> Path:
+    """Refuse a target that would overwrite the config, lies in no folder or exists.
+
+    Called before the (possibly long) diagnosis and again right before writing.
+    """
+    if not target.strip():
+        raise UserError("--patch-out needs a file name")
+    path = Path(target).expanduser()
     if config_path is not None and _same_file(path, Path(config_path)):
         raise UserError(
             f"refusing to overwrite the config itself ({config_path}); pick another file"
         )
-    folder = path.parent if str(path.parent) else Path(".")
+    folder = path.parent
     if not folder.is_dir():
         raise UserError(f"folder does not exist: {folder}")
-    if path.exists() and not force:
-        raise UserError(f"{target} already exists; remove it or pass --force")
-    if path.exists() and path.is_dir():
+    if path.is_dir():
         raise UserError(f"{target} is a folder")
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    if (path.exists() or path.is_symlink()) and not force:
+        raise UserError(f"{target} already exists; remove it or pass --force")
+    return path
+
+
+def write_atomic(target: str, text: str, *, config_path: str | None, force: bool = False) -> None:
+    """Write ``text`` to ``target`` via a temp file in the same folder and ``os.replace``.
+
+    An interrupted write leaves the target as it was and no temp file behind. The new
+    file gets the permissions of the file it replaces, else those of the config.
+    """
+    path = check_target(target, config_path=config_path, force=force)
+    mode = _mode_of(path)
+    if mode is None and config_path is not None:
+        mode = _mode_of(Path(config_path))
+    try:
+        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise UserError(f"cannot write {target}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())
+        if mode is not None:
+            os.chmod(temp, mode)
         os.replace(temp, path)
-    except OSError as exc:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(temp)
-        raise UserError(f"cannot write {target}: {exc.strerror or exc}") from None
+        if isinstance(exc, OSError):
+            raise UserError(f"cannot write {target}: {exc.strerror or exc}") from None
+        raise
+
+
+def _mode_of(path: Path) -> int | None:
+    try:
+        return stat.S_IMODE(path.stat().st_mode) if path.is_file() else None
+    except OSError:
+        return None
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -281,11 +319,18 @@ def format_scalar(value: Any, style: str | None) -> str:
     if isinstance(value, float):
         return _format_float(value)
     text = str(value)
-    if style == "'":
+    if style == "'" and not _UNPRINTABLE.search(text) and text.isprintable():
         return "'" + text.replace("'", "''") + "'"
-    if style == '"' or not _plain_safe(text):
-        return json.dumps(text, ensure_ascii=False)
+    if style in ('"', "'") or not _plain_safe(text):
+        quoted = json.dumps(text, ensure_ascii=False)  # JSON escapes are YAML escapes
+        return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
     return text
+
+
+# Characters that cannot stand raw inside YAML quotes: not allowed in a document (DEL,
+# C1 controls, surrogates, non-characters) or read as line breaks (NEL, U+2028/9).
+# json.dumps leaves them raw with ensure_ascii=False.
+_UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
 
 
 def _format_float(value: float) -> str:
