@@ -6,6 +6,7 @@ parse backends, count GPUs) and every id, key, limit and text lives in the data.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -75,11 +76,10 @@ def _equal(actual: Any, expected: Any) -> bool:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
+    """A usable number: not a bool, not inf or nan."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
-    if isinstance(value, int | float):
-        return value
-    return None
+    return value
 
 
 @checker("at_least_sum")

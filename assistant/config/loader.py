@@ -19,13 +19,23 @@ from assistant.config.interpolate import UNKNOWN, Resolver
 from assistant.errors import UserError
 
 MAX_CONFIG_BYTES = 5 * 1024 * 1024
+# Values a document may hold once its aliases are expanded. Configs hold hundreds; a
+# "billion laughs" document holds 10^9 while its text is a few lines, and every later
+# walk over it (interpolation, patch verification) would take minutes.
+MAX_EXPANDED_VALUES = 100_000
 
 
 def _strict_loader() -> type:
-    """A SafeLoader subclass that rejects duplicate keys (built lazily: yaml import)."""
+    """A SafeLoader subclass that rejects duplicate keys and alias bombs (lazy: yaml)."""
     import yaml
 
     class StrictSafeLoader(yaml.SafeLoader):
+        def construct_document(self, node: Any) -> Any:
+            problem = _alias_problem(node)
+            if problem:
+                raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+            return super().construct_document(node)
+
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             seen: dict[Any, int] = {}
             for key_node, _ in node.value:
@@ -47,6 +57,39 @@ def _strict_loader() -> type:
     return StrictSafeLoader
 
 
+def _alias_problem(root: Any) -> str | None:
+    """Why the node graph cannot be loaded (an alias inside itself, too many values)."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # nodes whose children are still being counted
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        children = _children(node)
+        if children_done:
+            open_nodes.discard(id(node))
+            sizes[id(node)] = 1 + sum(sizes[id(child)] for child in children)
+            if sizes[id(node)] > MAX_EXPANDED_VALUES:
+                return f"aliases expand to more than {MAX_EXPANDED_VALUES} values"
+            continue
+        if id(node) in sizes:
+            continue
+        if id(node) in open_nodes:
+            return "an alias refers to the value that contains it"
+        open_nodes.add(id(node))
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in sizes)
+    return None
+
+
+def _children(node: Any) -> list[Any]:
+    value = node.value
+    if not isinstance(value, list):
+        return []
+    if value and isinstance(value[0], tuple):  # a mapping: (key, value) pairs
+        return [part for pair in value for part in pair]
+    return value
+
+
 def parse_yaml_text(text: str, name: str) -> dict[str, Any]:
     """The top-level mapping of ``text``; every problem is one ``UserError`` line."""
     import yaml
@@ -57,11 +100,13 @@ def parse_yaml_text(text: str, name: str) -> dict[str, Any]:
         problem = str(exc.problem or exc)
         if "python/" in problem or "python/" in str(exc):
             raise UserError(
-                f"{name}: refusing a Python-object tag in the YAML ({_where(exc)})"
+                f"{name}: refusing a Python-object tag in the YAML {_where(exc)}".rstrip()
             ) from None
         raise UserError(f"{name}: {problem} {_where(exc)}".rstrip()) from None
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or "not valid YAML"
+        if "'\\t'" in problem:
+            problem = "a tab character; YAML indents with spaces only"
         raise UserError(f"{name}: not valid YAML: {problem} {_where(exc)}".rstrip()) from None
     if data is None:
         data = {}

@@ -42,13 +42,12 @@ def local_model_config(name: str | None) -> dict[str, Any] | None:
     """``config.json`` of a local model folder; None for hub names or unreadable files."""
     if not name:
         return None
-    folder = Path(name).expanduser()
-    candidate = folder / "config.json"
-    try:
+    try:  # "~nobody/x" or a NUL byte in the path are not errors, just not a local folder
+        candidate = Path(name).expanduser() / "config.json"
         if not candidate.is_file() or candidate.stat().st_size > MAX_CONFIG_JSON:
             return None
         data = json.loads(candidate.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RuntimeError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -60,6 +59,6 @@ def attention_heads(name: str | None) -> int | None:
         return None
     for block in (data, data.get("text_config") or {}, data.get("llm_config") or {}):
         heads = block.get("num_attention_heads") if isinstance(block, dict) else None
-        if isinstance(heads, int) and heads > 0:
+        if isinstance(heads, int) and not isinstance(heads, bool) and heads > 0:
             return heads
     return None

@@ -9,6 +9,7 @@ recommended, without numbers.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,7 +46,8 @@ def value_fn(name: str) -> Callable[[ValueFn], ValueFn]:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    """A usable number: not a bool, not inf or nan (YAML's ``.inf`` is no setting to scale)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
     return value
 
@@ -69,7 +71,7 @@ def micro_batch_floor_value(ctx: Context) -> tuple[int | None, str]:
             return None, "longest_conversation_tokens + gconfig.max_new_tokens"
         return int(longest + new_tokens), f"{int(longest)} + {int(new_tokens)}"
     max_length = _written_number(ctx, "train_dataset.max_length")
-    if max_length is None or new_tokens is None:
+    if max_length is None or new_tokens is None or _number(max_length + new_tokens) is None:
         return None, "train_dataset.max_length + gconfig.max_new_tokens"
     return int(max_length + new_tokens), f"{int(max_length)} + {int(new_tokens)}"
 
