@@ -71,11 +71,13 @@ class DoctorApp(App[int]):
     question: reactive[Question | None] = reactive(None, always_update=True)
     docs: reactive[list[DocItem]] = reactive(list, always_update=True)
 
-    def __init__(self, path: str | None, config_path: str | None, lang: str) -> None:
+    def __init__(
+        self, path: str | None, config_path: str | None, lang: str, redact: bool = False
+    ) -> None:
         super().__init__()
         self.start_path = path
         self.start_config = config_path
-        self.session = Session(lang=lang)
+        self.session = Session(lang=lang, redact=redact)
         self.set_reactive(DoctorApp.lang, lang)
         self.talk = Conversation(self)
 

@@ -166,6 +166,7 @@ class Session:
     answers: Answers = field(default_factory=dict)
     docs: list[DocItem] = field(default_factory=list)
     query: str | None = None
+    redact: bool = False  # --redact: what is copied or saved is fit for a public issue
 
     @property
     def report(self) -> LogReport | None:
@@ -244,10 +245,10 @@ class Session:
         if not self.patch_ready or self.diagnosis is None:
             return None
         if self.diagnosis.patched_config is not None:
-            return self.diagnosis.patched_config
+            return self._shareable(self.diagnosis.patched_config)
         from assistant.render.data import dump_yaml
 
-        return dump_yaml(self.diagnosis.decision.patch)
+        return self._shareable(dump_yaml(self.diagnosis.decision.patch))
 
     def clipboard_text(self) -> str | None:
         """What ctrl+y copies: the YAML fragment, then the CLI overrides as comments."""
@@ -259,7 +260,14 @@ class Session:
         lines = [dump_yaml(decision.patch).rstrip()]
         if decision.cli_overrides:
             lines.append("# " + " ".join(decision.cli_overrides))
-        return "\n".join(lines) + "\n"
+        return self._shareable("\n".join(lines) + "\n")
+
+    def _shareable(self, text: str) -> str:
+        if not self.redact:
+            return text
+        from assistant.redact import redact_text
+
+        return redact_text(text)
 
     def save_patch(self, target: str) -> None:
         """Write ``patch_text`` to a new file (``write_atomic`` refuses the config itself)."""
