@@ -5,9 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import VerticalScroll
-from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
@@ -16,6 +13,7 @@ from assistant.render.text import format_bytes
 from assistant.tui.i18n import t
 from assistant.tui.literal import literal
 from assistant.tui.present import label, where
+from assistant.tui.widgets.panel import DiagnosisPanel
 
 ROLE_STYLES = {
     "failure": "bold red",
@@ -139,15 +137,8 @@ def _root_cause(report: LogReport, lang: str) -> Iterator[Widget]:
     yield Static(evidence_block(in_context, lang), classes="evidence root")
 
 
-class EvidencePanel(VerticalScroll):
+class EvidencePanel(DiagnosisPanel):
     """Shows ``diagnosis`` in ``lang``; both are set by the App."""
 
-    diagnosis: reactive[Diagnosis | None] = reactive(None, init=False, recompose=True)
-    lang: reactive[str] = reactive("en", init=False, recompose=True)
-
-    def __init__(self, lang: str, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.set_reactive(type(self).lang, lang)
-
-    def compose(self) -> ComposeResult:
-        yield from evidence_widgets(self.diagnosis, self.lang)
+    def widgets(self, diagnosis: Diagnosis | None, lang: str) -> Iterable[Widget]:
+        return evidence_widgets(diagnosis, lang)

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from rich.syntax import Syntax
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import VerticalScroll
-from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
 from assistant.models import Decision, Diagnosis, Recommendation
 from assistant.tui.i18n import t
 from assistant.tui.literal import literal
+from assistant.tui.widgets.panel import DiagnosisPanel
 
 SYNTAX_THEME = "ansi_dark"
 
@@ -114,15 +112,8 @@ def _fragment(diagnosis: Diagnosis, lang: str) -> Iterator[Widget]:
     yield Static(Text(t("patch.keys_hint", lang), style="italic"), classes="note")
 
 
-class PatchPanel(VerticalScroll):
+class PatchPanel(DiagnosisPanel):
     """Shows the patch of ``diagnosis`` in ``lang``; both are set by the App."""
 
-    diagnosis: reactive[Diagnosis | None] = reactive(None, init=False, recompose=True)
-    lang: reactive[str] = reactive("en", init=False, recompose=True)
-
-    def __init__(self, lang: str, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.set_reactive(type(self).lang, lang)
-
-    def compose(self) -> ComposeResult:
-        yield from patch_widgets(self.diagnosis, self.lang)
+    def widgets(self, diagnosis: Diagnosis | None, lang: str) -> Iterable[Widget]:
+        return patch_widgets(diagnosis, lang)
