@@ -342,11 +342,14 @@ def _format_float(value: float) -> str:
 
 
 def _plain_safe(text: str) -> bool:
+    """True when ``text`` reads back as itself unquoted, in block and in flow context
+    (``{a: 1, b: x,y}`` splits at the comma, so flow indicators are quoted)."""
     import yaml
 
     if not text or text != text.strip() or "\n" in text or "#" in text:
         return False
     try:
-        return yaml.safe_load(f"k: {text}") == {"k": text}
+        block, flow = yaml.safe_load(f"k: {text}"), yaml.safe_load(f"{{k: {text}}}")
     except yaml.YAMLError:
         return False
+    return block == flow == {"k": text}
