@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-import time
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from hardening_helpers import OOM_LINE
+from hardening_helpers import OOM_LINE, ROOT
 
 from assistant import redact
 from assistant.redact import redact_text
@@ -207,14 +208,21 @@ def test_root_and_short_local_names_are_not_masked(monkeypatch) -> None:
         redact.clear_caches()
 
 
-@pytest.mark.parametrize("unit", ["a-", "a.", "a", "1.", "a@b.", "x=", "token"])
-def test_masking_stays_linear_on_long_runs(unit: str) -> None:
-    """Each pattern is tried only where a run of its characters starts (no ReDoS)."""
-    short, long = unit * 2_000, unit * 20_000
-    started = time.process_time()
-    redact_text(short)
-    small = time.process_time() - started
-    started = time.process_time()
-    redact_text(long)
-    large = time.process_time() - started
-    assert large < 10 * 30 * max(small, 1e-3)  # quadratic would be 100x; allow noise
+LONG_RUNS = """
+from assistant.redact import redact_text
+for unit in ["a-", "a.", "a", "1.", "a@b.", "x=", "token", "ab:"]:
+    redact_text(unit * 250_000)
+print("done")
+"""
+
+
+def test_masking_long_runs_finishes() -> None:
+    """Each pattern is tried only where a run of its characters starts: linear time.
+
+    Quadratic patterns took 190 s on a 100 kB run; these runs are 250-1000 kB. The
+    timeout only guards against a hang; it is not a speed goal.
+    """
+    proc = subprocess.run(
+        [sys.executable, "-c", LONG_RUNS], capture_output=True, cwd=ROOT, timeout=120, check=False
+    )
+    assert proc.returncode == 0 and proc.stdout == b"done\n", proc.stderr
