@@ -21,9 +21,9 @@ Targets:
 * ``config``: the bytes are a YAML document (first byte 0: a document built from
   keys the tool reads, with values of random types: inf, nan, interpolations, lists),
   loaded, checked, given to the decision tree with an OOM report of one of several
-  phases, and patched with the tree's own patch and one more key. ``patched_text``
-  re-reads its output, so a patch that breaks the file or changes other keys
-  surfaces as a refusal (counted) rather than a silent error.
+  phases, and patched with the tree's own patch and one more key (some values are
+  strings cut from the input). ``patched_text`` re-reads its output; a patch that
+  broke the file or changed other keys ("did not round-trip") is a finding.
 """
 
 from __future__ import annotations
@@ -304,13 +304,17 @@ def fuzz_config(findings: Findings, reports: list):
             return
         report = reports[choice % len(reports)]
         key, value = PATCH_KEYS[choice % len(PATCH_KEYS)]
+        if choice % 2:  # a string from the input itself: quoting, flow context, escapes
+            value = data[-12:].decode("utf-8", "replace")
         try:
             config_api.check_config(config)
             decision = decide(report, config, {}, "en", True)
             if decision.patch:
                 config_api.patched_text(config, flat_patch(decision))
             config_api.patched_text(config, {key: value})
-        except UserError:
+        except UserError as exc:
+            if "round-trip" in str(exc):  # the patcher broke the file: not a refusal
+                findings.record(data, AssertionError(str(exc)))
             findings.refused += 1
         except Exception as exc:  # noqa: BLE001
             findings.record(data, exc)

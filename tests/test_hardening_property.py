@@ -183,18 +183,22 @@ PATCH_VALUES = st.one_of(st.integers(1, 10**6), st.booleans(), st.text(max_size=
 
 
 @settings(FAST, max_examples=150)
-@example(data={"x": "a"}, every=0, key="x", value="\x85\u2028 NEL and line separators")
-@example(data={"x": 1}, every=1, key="y", value="\x7f\x9b\x1b[2J DEL, CSI, ESC")
-@example(data={}, every=0, key="actor", value="0,")  # "{}" then "{actor: 0,}"
-@example(data={}, every=0, key="actor", value="0?")  # "?" reads differently in flow
+@example(data={"x": "a"}, every=0, key="x", value="\x85\u2028 NEL", flow=False)
+@example(data={"x": 1}, every=1, key="y", value="\x7f\x9b\x1b[2J DEL, CSI, ESC", flow=False)
+@example(data={}, every=0, key="actor", value="0,", flow=False)  # "{}" then "{actor: 0,}"
+@example(data={}, every=0, key="actor", value="0?", flow=False)  # "?" differs in flow
+@example(data={"actor": {"fsdp": None, "x": 1}}, every=0, key="actor.fsdp.y", value=1, flow=None)
 @given(
     data=MAPPINGS,
     every=st.integers(0, 3),
     key=st.lists(KEYS, min_size=1, max_size=3).map(".".join),
     value=PATCH_VALUES,
+    flow=st.sampled_from([False, False, None]),  # None: inner mappings in flow style
 )
-def test_patching_changes_only_the_patched_key(data: dict, every: int, key: str, value) -> None:
-    text = _with_comments(data, every)
+def test_patching_changes_only_the_patched_key(
+    data: dict, every: int, key: str, value, flow: bool | None
+) -> None:
+    text = _with_comments(data, every, flow)
     try:
         config = config_from_text(text)
     except UserError:

@@ -159,6 +159,8 @@ def _apply(text: str, key: str, value: Any, name: str) -> str:
         if isinstance(value_node, yaml.MappingNode) and not is_alias:
             node = value_node
             continue
+        if _is_null(value_node) and not is_alias and node.flow_style:
+            return _fill_null_flow(text, value_node, parts[depth + 1 :], value)
         if _is_null(value_node) and not is_alias:
             return _fill_null(text, key_node, value_node, parts[depth + 1 :], value)
         where = ".".join(parts[: depth + 1])
@@ -243,14 +245,26 @@ def _insert(text: str, node: Any, rest: list[str], value: Any, at_root: bool) ->
     return text[:position] + _ensure_newline(text, position) + block + text[position:]
 
 
+def _fill_null_flow(text: str, value_node: Any, rest: list[str], value: Any) -> str:
+    """``{fsdp: null}`` becomes ``{fsdp: {key: value}}``: a block cannot go inside a flow."""
+    start, end = value_node.start_mark.index, value_node.end_mark.index
+    new = _inline(rest, value)
+    return text[:start] + (" " + new if start == end else new) + text[end:]
+
+
+def _inline(rest: list[str], value: Any) -> str:
+    """``{a: {b: value}}`` for the keys ``rest`` (just the value when there are none)."""
+    inline = format_scalar(value, None)
+    for part in reversed(rest):
+        inline = f"{{{part}: {inline}}}"
+    return inline
+
+
 def _insert_flow(text: str, node: Any, rest: list[str], value: Any) -> str:
     close = node.end_mark.index - 1
     if text[close] != "}":
         raise PatchError("cannot find the end of a flow mapping")
-    inline = format_scalar(value, None)
-    for part in reversed(rest[1:]):
-        inline = f"{{{part}: {inline}}}"
-    entry = f"{rest[0]}: {inline}"
+    entry = f"{rest[0]}: {_inline(rest[1:], value)}"
     before = text[:close].rstrip()
     sep = "" if before.endswith("{") else ", "
     return before + sep + entry + text[close:]
