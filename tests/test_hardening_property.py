@@ -24,23 +24,10 @@ from assistant.logs import classify_text, read_and_classify
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 FAILURES = [
-    (
-        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
-        "total capacity of 79.11 GiB of which 1.02 GiB is free.",
-        "cuda_oom",
-    ),
-    ("RuntimeError: CUDA error: out of memory", "cuda_error_oom"),
-    (
-        "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, "
-        "unhandled cuda error, NCCL version 2.21.5; Failed to CUDA calloc 10485760 bytes",
-        "nccl",
-    ),
-    (
-        "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on "
-        "memory. Memory on the node (IP: 10.0.0.3) where the task was running was "
-        "245.11GB / 251.50GB (0.9746)",
-        "host_oom",
-    ),
+    (item["line"], item["kind"])
+    for item in yaml.safe_load(
+        (Path(__file__).parent / "fixtures" / "hardening" / "failure_lines.yaml").read_text()
+    )
 ]
 ANSI = st.sampled_from(["", "\x1b[31m", "\x1b[1;38;2;180;140;80m", "\x1b[0m", "\x1b[2K"])
 DIGITS = st.integers(0, 9).map(str)
