@@ -116,11 +116,13 @@ def _scopes(
     # a line without a prefix (a paste) may belong to any process around it
     same = [i for i, line in enumerate(lines) if not stream or line.clean.stream in (stream, "")]
     tb_start = traceback_start(lines, fail)
-    msg_end = message_end(lines, fail, sig)
+    msg_start, msg_end = fail, message_end(lines, fail, sig)
     before = [lines[i] for i in same if i < tb_start][-config.before_lines :]
     after = [lines[i] for i in same if i >= msg_end][: config.after_lines]
+    if tb_start == fail:
+        fail, tb_start = _repeat_with_traceback(lines, fail, msg_end, sig, config.after_lines)
     traceback = [lines[i] for i in range(tb_start, fail) if lines[i].clean.stream == stream]
-    message = list(lines[fail:msg_end])
+    message = list(lines[msg_start:msg_end])
     if stream:  # the process name itself ("(SGLangHttpServer pid=1)") tells where it ran
         message.append(WindowLine(lines[fail].number, CleanLine(stream)))
     return {
@@ -129,6 +131,26 @@ def _scopes(
         "before": before,
         "after": after,
     }
+
+
+def _repeat_with_traceback(
+    lines: Sequence[WindowLine], fail: int, msg_end: int, sig: Signature, reach: int
+) -> tuple[int, int]:
+    """(line, traceback start) of a later repeat of the message that ends a traceback.
+
+    A native library often logs the failure first (glog, NCCL WARN) and Python
+    raises the same message a few lines later with the stack that says where it
+    ran; without such a repeat the failure line itself is returned (no traceback)."""
+    stream = lines[fail].clean.stream
+    opening = [p for p in sig.patterns if p.search(lines[fail].text)][:1]
+    for index in range(msg_end, min(len(lines), fail + reach)):
+        if lines[index].clean.stream != stream:
+            continue
+        if any(p.search(lines[index].text) for p in opening):
+            start = traceback_start(lines, index)
+            if start < index:
+                return index, start
+    return fail, fail
 
 
 def score_phase(
