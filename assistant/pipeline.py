@@ -122,9 +122,10 @@ def system_lang() -> str:
 def retrieve_docs(report: LogReport, decision: Decision, lang: str) -> list[DocRef]:
     """Guide sections to cite, in the user's language.
 
-    The recommended sections come first (their order is the tree's), ranked by how
-    well each matches a BM25 query built from the failure itself; then any other
-    section the query finds, so the user also sees related reading.
+    The recommended sections come first, in the tree's order, each with its BM25
+    score for a query built from the failure itself (phase words and the failure
+    line); then other sections that query finds, so the user also sees related
+    reading.
     """
     if not report.oom:
         return []
