@@ -33,10 +33,6 @@ def plain_sentences(body: str) -> list[str]:
     return sentences
 
 
-def plain_text(body: str) -> str:
-    return "\n".join(plain_sentences(body))
-
-
 def _blocks(body: str) -> list[tuple[str, bool]]:
     """(text, is_code): paragraphs and list items joined back into one line each."""
     blocks: list[tuple[str, bool]] = []

@@ -17,7 +17,6 @@ from typing import Any
 from assistant.errors import KnowledgeError
 
 Lookup = Callable[[str], Any]
-LOGIC = {"all", "any", "not"}
 
 
 def holds(condition: Any, lookup: Lookup) -> bool:

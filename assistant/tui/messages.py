@@ -36,13 +36,6 @@ class AnswerChosen(Message):
 
 
 @dataclass
-class DocChosen(Message):
-    """The user opened a guide section in the Docs tab."""
-
-    section: str
-
-
-@dataclass
 class ReadProgress(Message):
     """Lines read so far by a long-running job; floods merge into the latest."""
 
