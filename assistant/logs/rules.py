@@ -19,7 +19,7 @@ from functools import cache
 from typing import Any
 
 from assistant.errors import KnowledgeError
-from assistant.knowledge import knowledge_path
+from assistant.knowledge import load_yaml  # a module name here, so tests can swap a file
 from assistant.logs.schema import Entry, entries
 from assistant.logs.units import UNITS
 from assistant.models import KINDS, PHASES
@@ -147,20 +147,6 @@ class Rules:
             if sig.id == sig_id:
                 return sig
         raise KeyError(sig_id)
-
-
-def load_yaml(name: str) -> Any:
-    """knowledge/<name> through libyaml when present (five times faster on start-up)."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        text = knowledge_path(name).read_text(encoding="utf-8")
-        return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
-    except FileNotFoundError as exc:
-        raise KnowledgeError(f"knowledge file missing: {name}") from exc
-    except yaml.YAMLError as exc:
-        raise KnowledgeError(f"knowledge file {name} is not valid YAML: {exc}") from exc
 
 
 def _load_figures(data: Any) -> dict[str, Figure]:
