@@ -58,9 +58,7 @@ def finding_title(finding: Finding, lang: str) -> Text:
         kind=label("kind", finding.kind, lang),
         count=finding.count,
     )
-    if finding.ranks:
-        title += " · " + t("evidence.ranks", lang, ranks=ranks_text(finding.ranks))
-    return Text(title)
+    return _with_ranks(title, finding.ranks, lang)
 
 
 def consequence_title(consequence: Consequence, lang: str) -> Text:
@@ -70,8 +68,13 @@ def consequence_title(consequence: Consequence, lang: str) -> Text:
         what=label("cascade", consequence.what, lang),
         count=consequence.count,
     )
-    if consequence.ranks:
-        title += " · " + t("evidence.ranks", lang, ranks=ranks_text(consequence.ranks))
+    return _with_ranks(title, consequence.ranks, lang)
+
+
+def _with_ranks(title: str, ranks: Sequence[int], lang: str) -> Text:
+    """A group's title, followed by the ranks that logged it when the log names any."""
+    if ranks:
+        title += " · " + t("evidence.ranks", lang, ranks=ranks_text(ranks))
     return Text(title)
 
 
