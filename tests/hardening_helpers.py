@@ -67,3 +67,15 @@ def run_module(
         timeout=timeout,
         check=False,
     )
+
+
+def run_module_in_bash(tail: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """``bash -c "python -m assistant TAIL" bash ARGS``: for redirections a shell sets up
+    (closed descriptors, pipes, process substitution); ARGS are the script's $1, $2..."""
+    return subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m assistant {tail}", "bash", *args],
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )

@@ -7,7 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from hardening_helpers import ROOT, TRAINING_OOM, assert_one_line_error, run_module
+from hardening_helpers import (
+    ROOT,
+    TRAINING_OOM,
+    assert_one_line_error,
+    run_module,
+    run_module_in_bash,
+)
 
 from assistant.tree import question_ids
 
@@ -139,13 +145,7 @@ def test_broken_pipe_exits_quietly(tmp_path: Path) -> None:
 
 
 def test_broken_pipe_with_a_reader_that_leaves_at_once() -> None:
-    proc = subprocess.run(
-        ["bash", "-c", f"{sys.executable} -m assistant search 显存不足 -k 10 | true"],
-        capture_output=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+    proc = run_module_in_bash("search 显存不足 -k 10 | true")
     assert proc.returncode == 0
     assert proc.stderr == b""
 
@@ -159,13 +159,7 @@ def test_chinese_output_on_a_terminal_that_cannot_show_it(log: str, encoding: st
 
 
 def test_closed_stdout_is_one_line(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        ["bash", "-c", f"{sys.executable} -m assistant search oom >&-"],
-        capture_output=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+    proc = run_module_in_bash("search oom >&-")
     assert proc.returncode == 2
     assert proc.stderr.decode() == "areal-doctor: error: standard output is closed\n"
 

@@ -11,7 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from hardening_helpers import OOM_LINE, ROOT, TRAINING_OOM, assert_one_line_error, run_module
+from hardening_helpers import (
+    OOM_LINE,
+    ROOT,
+    TRAINING_OOM,
+    assert_one_line_error,
+    run_module,
+    run_module_in_bash,
+)
 
 from assistant.logs import inputs
 
@@ -245,15 +252,8 @@ def test_fifo_in_a_folder_does_not_block(run_cli, tmp_path: Path) -> None:
 
 def test_a_named_pipe_is_read_like_stdin(tmp_path: Path) -> None:
     """`areal-doctor diagnose <(kubectl logs ...)` hands over a pipe, not a file."""
-    script = f'{sys.executable} -m assistant diagnose <(cat "$1") --format json'
     (tmp_path / "x.log").write_text(TRAINING_OOM)
-    proc = subprocess.run(
-        ["bash", "-c", script, "bash", str(tmp_path / "x.log")],
-        capture_output=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+    proc = run_module_in_bash('diagnose <(cat "$1") --format json', str(tmp_path / "x.log"))
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["kind"] == "cuda_oom"
 
@@ -269,13 +269,7 @@ def test_stdin_closed_in_process(run_cli, monkeypatch) -> None:
 
 
 def test_stdin_closed_in_a_real_process() -> None:
-    proc = subprocess.run(
-        ["bash", "-c", f"{sys.executable} -m assistant diagnose - <&-"],
-        capture_output=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+    proc = run_module_in_bash("diagnose - <&-")
     assert proc.returncode == 2
     assert proc.stderr.decode().strip() == (
         "areal-doctor: error: cannot read <stdin>: standard input is closed"
