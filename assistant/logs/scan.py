@@ -15,10 +15,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
-from multiprocessing import get_context
 
 BLOCK_BYTES = 8 * 1024 * 1024
 HALF_SLICE = 4 * 1024  # bytes kept on each side of a match in a very long line
@@ -241,6 +239,10 @@ def scan_files(
     parts: dict[tuple[int, int], RangeScan] = {}
     done = 0
     if workers > 1 and total >= PARALLEL_MIN_BYTES and len(tasks) > 1:
+        # imported here: the process pool costs ~15 ms to import and small logs never use it
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import get_context
+
         with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
             for task, scanned in pool.map(_run_task, tasks, chunksize=_chunksize(tasks)):
                 parts[(task.source, task.start)] = scanned
