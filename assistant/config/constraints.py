@@ -6,7 +6,6 @@ parse backends, count GPUs) and every id, key, limit and text lives in the data.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -15,6 +14,7 @@ from assistant.config.backend import BackendError, parse_allocation_mode, parse_
 from assistant.config.engines import EngineLayout, all_layouts, backend_keys
 from assistant.config.interpolate import has_interpolation
 from assistant.config.model_info import attention_heads, model_path
+from assistant.config.numbers import usable_number
 from assistant.errors import KnowledgeError
 from assistant.knowledge import load_yaml
 from assistant.models import ConfigWarning
@@ -75,19 +75,12 @@ def _equal(actual: Any, expected: Any) -> bool:
     return actual == expected
 
 
-def _number(value: Any) -> float | None:
-    """A usable number: not a bool, not inf or nan."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return value
-
-
 @checker("at_least_sum")
 def _at_least_sum(
     config: ExperimentConfig, item: dict, known: Mapping, lang: str
 ) -> Iterator[dict]:
-    value = _number(config.get(item["key"]))
-    addends = [_number(config.get(k)) for k in item["sum"]]
+    value = usable_number(config.get(item["key"]))
+    addends = [usable_number(config.get(k)) for k in item["sum"]]
     written = all(config.source(k) == "config" for k in [item["key"], *item["sum"]])
     if value is None or None in addends or not written:
         return
@@ -120,7 +113,7 @@ def _open_interval(
         if config.source(key) != "config":
             continue
         raw = config.get(key)
-        value = _number(raw)
+        value = usable_number(raw)
         if value is None:
             if raw is not None:
                 yield {"key": key, "value": raw}
@@ -150,7 +143,7 @@ def _backend_grammar(
 @checker("gpu_count")
 def _gpu_count(config: ExperimentConfig, item: dict, known: Mapping, lang: str) -> Iterator[dict]:
     nodes, per_node = config.get("cluster.n_nodes"), config.get("cluster.n_gpus_per_node")
-    if _number(nodes) is None or _number(per_node) is None or per_node == 0:
+    if usable_number(nodes) is None or usable_number(per_node) is None or per_node == 0:
         return  # cluster size unknown, or a CPU-only template
     layouts = {lay.engine: lay for lay in all_layouts(config)}
     counted = [lay for lay in layouts.values() if _own_gpus(config, lay)]
@@ -181,7 +174,7 @@ def _rollout_shares_gpus(config: ExperimentConfig, rollout: EngineLayout, item: 
     if config.get("enable_offload") is True:
         return True
     key = item["fraction_keys"].get(rollout.backend.name or "")
-    fraction = _number(config.get(key)) if key else None
+    fraction = usable_number(config.get(key)) if key else None
     return fraction is not None and fraction <= item["shared_below_fraction"]
 
 
@@ -213,7 +206,7 @@ def _shared_fileroot(
     if not isinstance(fileroot, str) or not fileroot.strip():
         yield {"problem": _pick(problems["unset"], lang)}
         return
-    nodes = _number(config.get("cluster.n_nodes")) or 1
+    nodes = usable_number(config.get("cluster.n_nodes")) or 1
     local = any(
         fileroot == p or fileroot.startswith(p.rstrip("/") + "/")
         for p in item["node_local_prefixes"]

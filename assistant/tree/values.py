@@ -9,13 +9,13 @@ recommended, without numbers.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from assistant.config.backend import Backend, BackendError
 from assistant.config.engines import engine_layout, rewrite_backend
+from assistant.config.numbers import usable_number
 from assistant.tree.context import Context
 
 
@@ -45,18 +45,11 @@ def value_fn(name: str) -> Callable[[ValueFn], ValueFn]:
     return register
 
 
-def _number(value: Any) -> float | None:
-    """A usable number: not a bool, not inf or nan (YAML's ``.inf`` is no setting to scale)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return value
-
-
 def _written_number(ctx: Context, key: str) -> float | None:
     """A number the user's file sets (after interpolation), else None."""
     if ctx.config.source(key) != "config":
         return None
-    return _number(ctx.config.get(key))
+    return usable_number(ctx.config.get(key))
 
 
 # --- micro-batch floor ------------------------------------------------------------------
@@ -66,12 +59,12 @@ def micro_batch_floor_value(ctx: Context) -> tuple[int | None, str]:
     """(floor, how it was computed); floor None when the config does not give it."""
     new_tokens = _written_number(ctx, "gconfig.max_new_tokens")
     if ctx.answer("multi_turn"):
-        longest = _number(ctx.answer("longest_conversation_tokens"))
+        longest = usable_number(ctx.answer("longest_conversation_tokens"))
         if longest is None or new_tokens is None:
             return None, "longest_conversation_tokens + gconfig.max_new_tokens"
         return int(longest + new_tokens), f"{int(longest)} + {int(new_tokens)}"
     max_length = _written_number(ctx, "train_dataset.max_length")
-    if max_length is None or new_tokens is None or _number(max_length + new_tokens) is None:
+    if max_length is None or new_tokens is None or usable_number(max_length + new_tokens) is None:
         return None, "train_dataset.max_length + gconfig.max_new_tokens"
     return int(max_length + new_tokens), f"{int(max_length)} + {int(new_tokens)}"
 
@@ -108,7 +101,7 @@ def cut_quarter(ctx: Context, step: Mapping[str, Any]) -> StepResult:
 
 
 def _fraction(ctx: Context, key: str) -> float | None:
-    return _number(ctx.config.get(key))  # AReaL's default counts: the user runs with it
+    return usable_number(ctx.config.get(key))  # AReaL's default counts: the user runs with it
 
 
 @value_fn("fraction_lower")
@@ -141,8 +134,8 @@ def fraction_raise(ctx: Context, step: Mapping[str, Any]) -> StepResult:
 @value_fn("context_that_fits")
 def context_that_fits(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     key = step["key"]
-    kv_tokens = _number(ctx.report.metrics.get("kv_cache_tokens"))
-    max_seq = _number(ctx.report.metrics.get("max_seq_len"))
+    kv_tokens = usable_number(ctx.report.metrics.get("kv_cache_tokens"))
+    max_seq = usable_number(ctx.report.metrics.get("max_seq_len"))
     text_vars = {"kv_tokens": kv_tokens, "max_seq_len": max_seq}
     if kv_tokens is None or max_seq is None or kv_tokens >= max_seq:
         return StepResult(vars=text_vars)
@@ -207,7 +200,7 @@ def actor_more_parallel(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     if backend.name in ("megatron", "archon"):
         patch = _grow(ctx, "actor", backend, "p", factors[0])
         return StepResult(patch, vars=text_vars | {"new": next(iter(patch.values()))})
-    heads = _number(ctx.answer("attention_heads"))
+    heads = usable_number(ctx.answer("attention_heads"))
     if heads is None:
         raise NotApplicable("heads-unknown", **text_vars)
     cp = backend.size("c")
@@ -235,9 +228,9 @@ def expandable_segments_env(ctx: Context, step: Mapping[str, Any]) -> StepResult
 @value_fn("optimizer_memory")
 def optimizer_memory(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     """12 bytes/param with fp32 master + AdamW states, 8 with bf16 + Kahan (the guide)."""
-    params = _number(ctx.lookup("derived.model_params_b"))
+    params = usable_number(ctx.lookup("derived.model_params_b"))
     if params is None and step.get("ask"):
-        params = _number(ctx.answer("model_params_b"))
+        params = usable_number(ctx.answer("model_params_b"))
     if params is None:
         return StepResult()
     layout = engine_layout(ctx.config, "actor") if ctx.has_config else None
