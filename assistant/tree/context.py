@@ -163,34 +163,34 @@ def _startup_kv(ctx: Context) -> bool:
 
 
 def _alloc_conf_texts(ctx: Context) -> list[str]:
+    """The allocator settings the log and the config's worker environments show."""
+    where = ctx.settings["alloc_conf"]
     texts = [str(ctx.report.facts.get("alloc_conf") or "")]
-    for engine in ("actor", "rollout"):
+    for engine in where["engines"]:
         specs = ctx.config.get(f"{engine}.scheduling_spec")
         for spec in specs if isinstance(specs, list) else []:
             env = spec.get("env_vars") if isinstance(spec, dict) else None
-            if isinstance(env, dict) and env.get("PYTORCH_CUDA_ALLOC_CONF"):
-                texts.append(str(env["PYTORCH_CUDA_ALLOC_CONF"]))
-    return texts
+            if isinstance(env, dict) and env.get(where["env_var"]):
+                texts.append(str(env[where["env_var"]]))
+    return [t.lower().replace(" ", "") for t in texts]
 
 
 @derived("expandable_segments")
 def _expandable_segments(ctx: Context) -> bool:
     if ctx.report.facts.get("expandable_segments") is True:
         return True
-    return any(
-        "expandable_segments:true" in t.lower().replace(" ", "") for t in _alloc_conf_texts(ctx)
-    )
+    marker = ctx.settings["alloc_conf"]["expandable_segments"]
+    return any(marker in text for text in _alloc_conf_texts(ctx))
 
 
 @derived("custom_allocator")
 def _custom_allocator(ctx: Context) -> bool:
     if ctx.report.facts.get("sleep_mode") is True:
         return True
-    if any("cudamallocasync" in t.lower() for t in _alloc_conf_texts(ctx)):
+    markers = ctx.settings["alloc_conf"]["custom_allocator_markers"]
+    if any(m in text for text in _alloc_conf_texts(ctx) for m in markers):
         return True
-    return ctx.config.get("vllm.enable_sleep_mode") is True or (
-        ctx.config.get("sglang.enable_memory_saver") is True
-    )
+    return any(ctx.config.get(key) is True for key in ctx.settings["custom_allocator_keys"])
 
 
 @derived("model_params_b")
