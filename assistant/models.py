@@ -81,6 +81,17 @@ class Inference:
     text: dict[str, str]  # {"en": ..., "zh": ...}
 
 
+@dataclass(frozen=True)
+class Notice:
+    """A memory event that is not a failure by itself (KV retraction, preemption,
+    object spilling, allocator warnings), counted over the whole input."""
+
+    id: str  # e.g. kv-retraction (knowledge/lookalikes.yaml `notice`)
+    count: int
+    text: dict[str, str]  # {"en": ..., "zh": ...}: what it means
+    evidence: tuple[Evidence, ...] = ()
+
+
 @dataclass
 class LogReport:
     """What reading and classifying the input found."""
@@ -104,6 +115,7 @@ class LogReport:
     lines_read: int = 0
     input_kind: str = "log"  # "log" or "description" (a short text such as "训练时显存爆了")
     unread: list[str] = field(default_factory=list)  # "file: why" for files skipped in folders
+    notices: list[Notice] = field(default_factory=list)
 
 
 @dataclass

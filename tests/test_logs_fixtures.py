@@ -30,6 +30,11 @@ def test_fixture_is_classified_as_expected(entry: dict) -> None:
         assert report.facts["signature_tags"] == entry["tags"]
     if "first_error_kind" in entry:
         assert report.facts.get("first_error_kind") == entry["first_error_kind"]
+    if "unproven" in entry:
+        assert bool(report.facts.get("memory_unproven")) is entry["unproven"]
+        assert report.confidence <= 0.5
+    if "notices" in entry:
+        assert {n.id: n.count for n in report.notices} == entry["notices"]
     _check_ranks(report, entry)
 
 

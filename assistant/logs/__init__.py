@@ -17,7 +17,8 @@ from assistant.logs.classify import Analyser, collect
 from assistant.logs.describe import classify_description, describe_phase, is_short, log_language
 from assistant.logs.inputs import Source, SourceSet, open_sources
 from assistant.logs.match import LineMatcher
-from assistant.logs.report import no_oom_report, oom_report
+from assistant.logs.paste import REPAIR_MAX_BYTES, Repaired, rejoin, repair
+from assistant.logs.report import no_oom_report, notices, oom_report, remap_lines
 from assistant.logs.rules import load_rules
 from assistant.logs.scan import scan_files
 from assistant.models import LogReport
@@ -34,7 +35,7 @@ def read_and_classify(paths: Sequence[str], progress: Progress | None = None) ->
     Raises UserError for missing, empty, unreadable or binary input.
     """
     with open_sources(list(paths)) as sources:
-        report = _classify(sources.sources, progress)
+        report = _read_pastes(sources, progress)
         report.unread = list(sources.unread)
         return report
 
@@ -50,7 +51,62 @@ def classify_text(text: str, name: str = "<pasted>") -> LogReport:
             handle.write(text.encode("utf-8", errors="replace"))  # type: ignore[attr-defined]
         data = text.encode("utf-8", errors="replace")
         source = Source(name=name, path=path, size=len(data), sample=data[:65536])
-        return _classify([source], None)
+        sources.sources.append(source)
+        return _read_pastes(sources, None)
+
+
+Repair = Callable[[str], "Repaired | None"]
+
+
+def _read_pastes(sources: SourceSet, progress: Progress | None) -> LogReport:
+    """Classify the sources as pasted (repaired where a paste was mangled); when that finds
+    no memory failure in a small input, try once more with single wraps joined."""
+    report = _classify_repaired(sources, repair, progress)
+    if report.oom or sources.total_bytes > REPAIR_MAX_BYTES:
+        return report
+    second = _classify_repaired(sources, rejoin, None, only_changed=True)
+    return second if second is not None and second.oom else report
+
+
+def _classify_repaired(
+    sources: SourceSet, fix: Repair, progress: Progress | None, only_changed: bool = False
+):
+    repaired: dict[int, Repaired] = {}
+    todo: list[Source] = []
+    for index, source in enumerate(sources.sources):
+        fixed = _repaired_copy(source, sources, fix) if source.size <= REPAIR_MAX_BYTES else None
+        if fixed is None:
+            todo.append(source)
+            continue
+        repaired[index], copy = fixed
+        todo.append(copy)
+    if only_changed and not repaired:
+        return None
+    report = _classify(todo, progress)
+    if repaired:
+        remap_lines(report, {i: r.original_line for i, r in repaired.items()}, report.files)
+        report.lines_read = sum(_line_count(s) for s in sources.sources)
+    return report
+
+
+def _line_count(source: Source) -> int:
+    with open(source.path, "rb") as handle:
+        data = handle.read()
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def _repaired_copy(source: Source, sources: SourceSet, fix: Repair):
+    with open(source.path, "rb") as handle:
+        text = handle.read().decode("utf-8", errors="replace")
+    fixed = fix(text)
+    if fixed is None:
+        return None
+    data = fixed.text.encode("utf-8")
+    path, handle = sources.temp_file()
+    with handle:  # type: ignore[attr-defined]
+        handle.write(data)  # type: ignore[attr-defined]
+    copy = Source(name=source.name, path=path, size=len(data), sample=data[:65536])
+    return fixed, copy
 
 
 def _classify(sources: Sequence[Source], progress: Progress | None) -> LogReport:
@@ -72,6 +128,9 @@ def _classify(sources: Sequence[Source], progress: Progress | None) -> LogReport
     else:
         report = no_oom_report(collected, demoted, rules, names, analyser.ts_of)
     report.files = names
+    report.notices = notices(collected.hits, rules, names)
+    if memory_hits and analyser.unproven:
+        _mark_unproven(report, analyser, rules)
     report.lines_read = sum(
         scan.newlines + (1 if s.size and not _ends_with_newline(s) else 0)
         for scan, s in zip(scans, sources, strict=True)
@@ -79,6 +138,16 @@ def _classify(sources: Sequence[Source], progress: Progress | None) -> LogReport
     if report.input_kind == "log":
         report.language = log_language(sample)
     return report
+
+
+def _mark_unproven(report: LogReport, analyser: Analyser, rules) -> None:
+    """A kill with no message of its own: say how unsure we are, and let the tree ask."""
+    if not report.findings:
+        return
+    sig = rules.signature(report.findings[0].signature)
+    if sig.unproven_confidence is not None:
+        report.confidence = sig.unproven_confidence
+    report.facts["memory_unproven"] = True
 
 
 def _looks_like_log(collected) -> bool:

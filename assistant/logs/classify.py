@@ -10,13 +10,14 @@ from assistant.logs.group import Group, drop_poisoned, drop_yielding, earlier, g
 from assistant.logs.inputs import Source
 from assistant.logs.lines import CleanLine, clean_line, strip_controls
 from assistant.logs.match import FactHit, Hit, LineMatcher, extract_figures, extract_values
-from assistant.logs.phase import PhaseResult, message_end, score_phase
+from assistant.logs.phase import PhaseResult, message_end, score_phase, traceback_start
 from assistant.logs.rules import Figure, Rules, Signature
 from assistant.logs.scan import RangeScan
 from assistant.logs.windows import Window, read_window
 
 MAX_WINDOWS = 24  # groups that get a window (and so a phase); the rest keep their line
 MAX_WEAK_CHECKS = 16
+TRACEBACK_VETO_BELOW = 6
 
 
 @dataclass
@@ -72,6 +73,7 @@ class Analyser:
         self.sources = sources
         self.rules = rules
         self._inherited: dict[tuple[int, int], tuple[float, ...]] = {}
+        self.unproven: set[int] = set()  # ids of hits kept without corroboration
 
     def ts_of(self, hit: Hit) -> tuple[float, ...] | None:
         return hit.clean.ts_key or self._inherited.get((hit.source, hit.line))
@@ -84,10 +86,48 @@ class Analyser:
         poison_ids = {x.id for x in rules.lookalikes if x.poisons}
         poisons = [h for h in hits if h.category == "lookalike" and h.rule in poison_ids]
         sig_hits, poisoned = drop_poisoned(sig_hits, poisons)
+        sig_hits, vetoed = self._traceback_vetoes(sig_hits)
+        poisoned = poisoned + vetoed
         strong = [h for h in sig_hits if not rules.signature(h.rule).weak]
         weak = [h for h in sig_hits if rules.signature(h.rule).weak]
         confirmed, unconfirmed = self._corroborate(weak)
-        return strong + confirmed, poisoned + unconfirmed
+        if strong or confirmed:
+            return strong + confirmed, poisoned + unconfirmed
+        unproven = self._unexplained(unconfirmed, hits)
+        self.unproven = {id(h) for h in unproven}
+        return unproven, poisoned + [h for h in unconfirmed if id(h) not in self.unproven]
+
+    def _traceback_vetoes(self, hits: list[Hit]) -> tuple[list[Hit], list[Hit]]:
+        """(kept, vetoed): a signature's `unless_traceback` searched in the frames around it."""
+        kept: list[Hit] = []
+        vetoed: list[Hit] = []
+        for number, group in enumerate(group_hits(hits, self.ts_of)):
+            sig = self.rules.signature(group.signature)
+            if not sig.unless_traceback or number >= MAX_WEAK_CHECKS:
+                kept.extend(group.hits)
+                continue
+            window = self._window(group.first)
+            start = traceback_start(window.lines, window.center)
+            # the frames above, and a few lines below (summaries list the calls after)
+            below = window.center + 1 + TRACEBACK_VETO_BELOW
+            frames = [line.text for line in window.lines[start:below]]
+            veto = any(p.search(text) for text in frames for p in sig.unless_traceback)
+            (vetoed if veto else kept).extend(group.hits)
+        return kept, vetoed
+
+    def _unexplained(self, unconfirmed: list[Hit], hits: Sequence[Hit]) -> list[Hit]:
+        """Weak hits that may stand unproven: a process killed (SIGKILL, exit 137) in an
+        input with no other error that would explain the kill."""
+        candidates = [h for h in unconfirmed if self.rules.signature(h.rule).unproven_confidence]
+        if not candidates:
+            return []
+        pressure = {x.id for x in self.rules.lookalikes if x.pressure or x.notice}
+        other_errors = [
+            h
+            for h in hits
+            if h.category == "error" or (h.category == "lookalike" and h.rule not in pressure)
+        ]
+        return [] if other_errors else candidates
 
     def _corroborate(self, weak: list[Hit]) -> tuple[list[Hit], list[Hit]]:
         confirmed: list[Hit] = []

@@ -12,7 +12,7 @@ from assistant.logs.infer import derive_metrics, inferences, model_params_b
 from assistant.logs.match import Hit
 from assistant.logs.rules import Rules
 from assistant.logs.windows import Window
-from assistant.models import Consequence, Evidence, Finding, LogReport
+from assistant.models import Consequence, Evidence, Finding, LogReport, Notice
 
 EVIDENCE_CHARS = 600
 MATCH_LEAD = 80  # characters kept before the match when a long line is cut
@@ -266,3 +266,51 @@ def no_oom_report(
         first_error=first_error,
         facts=facts,
     )
+
+
+MAX_NOTICE_EVIDENCE = 2
+
+
+def notices(hits: Sequence[Hit], rules: Rules, names: Sequence[str]) -> list[Notice]:
+    """Memory events that are no failure by themselves, one entry per kind with a count."""
+    rules_by_id = {x.id: x for x in rules.lookalikes if x.notice}
+    grouped: dict[str, list[Hit]] = {}
+    texts: dict[str, dict[str, str]] = {}
+    for hit in hits:
+        rule = rules_by_id.get(hit.rule) if hit.category == "lookalike" else None
+        if rule is None or rule.notice is None:
+            continue
+        grouped.setdefault(rule.notice, []).append(hit)
+        texts.setdefault(rule.notice, dict(rule.what))
+    return [
+        Notice(
+            id=notice,
+            count=len(group),
+            text=texts[notice],
+            evidence=tuple(hit_evidence(h, names, "context") for h in group[:MAX_NOTICE_EVIDENCE]),
+        )
+        for notice, group in grouped.items()
+    ]
+
+
+def remap_lines(
+    report: LogReport, maps: dict[int, Callable[[int], int]], names: Sequence[str]
+) -> None:
+    """Give evidence read from a repaired paste the line numbers of the user's file."""
+    by_name = {names[index]: fn for index, fn in maps.items() if index < len(names)}
+
+    def fix(item: Evidence | None) -> Evidence | None:
+        if item is None or item.file not in by_name:
+            return item
+        return replace(item, line=by_name[item.file](item.line))
+
+    report.evidence = [fix(e) for e in report.evidence]  # type: ignore[misc]
+    report.first_error = fix(report.first_error)
+    report.notices = [
+        replace(n, evidence=tuple(fix(e) for e in n.evidence))  # type: ignore[misc]
+        for n in report.notices
+    ]
+    for finding in report.findings:
+        finding.evidence = [fix(e) for e in finding.evidence]  # type: ignore[misc]
+    for consequence in report.consequences:
+        consequence.example = fix(consequence.example)  # type: ignore[assignment]

@@ -54,6 +54,15 @@ class Signature:
     weak: bool = False
     corroborate: tuple[re.Pattern[str], ...] = ()
     yields_to: tuple[str, ...] = ()
+    # a weak signature with no corroboration still counts, at this confidence, when
+    # the input shows no other error that could explain it (the tree then asks why)
+    unproven_confidence: float | None = None
+    # regexes that veto the match when found in the traceback that ends at the line
+    # (os.fork's ENOMEM is the overcommit policy refusing a copy, not RAM running out)
+    unless_traceback: tuple[re.Pattern[str], ...] = ()
+    # labelled families whose logs this rule was written from (benchmarks only:
+    # eval_logs.py --leave-family-out switches a family's own rules off)
+    learned_from: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,7 @@ class Lookalike:
     triggers: tuple[str, ...]
     what: Mapping[str, str]
     pressure: str | None = None  # phase this back-pressure notice points to
+    notice: str | None = None  # id in the report's `notices` (counted, explained)
     poisons: bool = False  # later CUDA errors in the same process are its consequences
 
 
@@ -207,6 +217,11 @@ def _load_signatures() -> tuple[Signature, ...]:
                 weak=weak,
                 corroborate=entry.regexes("corroborate", required=weak),
                 yields_to=entry.strings("yields_to"),
+                unproven_confidence=entry.get(
+                    "unproven_confidence", float, None, check=lambda c: 0 < c <= 1
+                ),
+                learned_from=entry.strings("learned_from"),
+                unless_traceback=entry.regexes("unless_traceback", required=False),
             )
         )
     ids = {s.id for s in signatures}
@@ -235,6 +250,7 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
                 what=what,
                 pressure=entry.get("pressure", str, None, check=_in(PHASES)),
                 poisons=entry.get("poisons", bool, False),
+                notice=entry.get("notice", str, None),
             )
         )
     consequences = [

@@ -42,6 +42,15 @@ def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
         "skipped": to_plain(decision.skipped),
         "warnings": to_plain(decision.warnings),
         "docs": to_plain(diagnosis.docs),
+        "notices": [
+            {
+                "id": n.id,
+                "count": n.count,
+                "text": n.text.get(diagnosis.lang, n.text.get("en", "")),
+                "evidence": [evidence_dict(e) for e in n.evidence],
+            }
+            for n in report.notices
+        ],
         # Fields beyond the contract's example (adding is allowed, renaming is not).
         "lang": diagnosis.lang,
         "input_kind": report.input_kind,
