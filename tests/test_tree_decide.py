@@ -476,3 +476,36 @@ def test_fallback_when_every_candidate_is_skipped() -> None:
     decision = run(report("weight_update"), cfg)
     assert set(skipped(decision)) == {"wu-disk", "wu-chunk-buffer"}
     assert fixes(decision) == ["core-parameters"]
+
+
+# --- the log does not say enough: the user's answer picks the plan --------------------
+
+
+def test_unknown_phase_asks_the_failing_stage_and_follows_the_answer() -> None:
+    unanswered = run(report("unknown"), config("grpo_fsdp.yaml"))
+    assert question(unanswered, "failing_stage") == (None, "default")
+    assert fixes(unanswered)[0] == "core-parameters"
+    training = run(report("unknown"), config("grpo_fsdp.yaml"), {"failing_stage": "training"})
+    assert fixes(training)[0] == "micro-batch"
+    generation = run(report("unknown"), config("grpo_fsdp.yaml"), {"failing_stage": "generation"})
+    assert fixes(generation)[0] == "reduce-concurrency"
+
+
+def test_known_phase_never_asks_the_failing_stage() -> None:
+    decision = run(report("training"), config("grpo_fsdp.yaml"))
+    assert "failing_stage" not in [q.id for q in decision.questions]
+
+
+def test_unproven_kill_asks_whether_the_oom_killer_did_it() -> None:
+    killed = report("host_memory", "host_oom", memory_unproven=True)
+    assumed = run(killed, None)
+    assert question(assumed, "killed_by_oom_killer") == ("yes", "default")
+    assert fixes(assumed)[0] == "host-memory"
+    denied = run(killed, None, {"killed_by_oom_killer": "no"})
+    assert fixes(denied) == ["kill-not-memory"]
+
+
+def test_proven_host_oom_does_not_ask_about_the_oom_killer() -> None:
+    decision = run(report("host_memory", "host_oom"), None)
+    assert "killed_by_oom_killer" not in [q.id for q in decision.questions]
+    assert fixes(decision)[0] == "host-memory"

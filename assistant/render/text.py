@@ -36,12 +36,14 @@ def render_text(diagnosis: Diagnosis, *, color: bool) -> str:
     lines: list[str] = []
     if not report.oom:
         lines += _no_failure(report, lang, s)
+        lines += _notices(report, lang, s)
         lines += _unread(report, lang, s)
         lines += _warnings(diagnosis, lang, s)
         return "\n".join(lines) + "\n"
     lines += _headline(report, lang, s)
     lines += _unread(report, lang, s)
     lines += _root_cause(report, lang, s)
+    lines += _notices(report, lang, s)
     lines += _figures(report, lang, s)
     lines += _decision(diagnosis, lang, s)
     lines += _docs(diagnosis, lang, s)
@@ -91,13 +93,30 @@ def _unread(report: LogReport, lang: str, s: Styler) -> list[str]:
 
 def _headline(report: LogReport, lang: str, s: Styler) -> list[str]:
     key = "headline_description" if report.input_kind == "description" else "headline_oom"
-    return [
+    lines = [
         s(
             _t(key, lang, phase=report.phase, kind=report.kind, confidence=report.confidence),
             BOLD,
             RED,
         )
     ]
+    if report.facts.get("memory_unproven"):
+        lines.append(s(_t("unproven", lang), YELLOW))
+    return lines
+
+
+def _notices(report: LogReport, lang: str, s: Styler) -> list[str]:
+    """Memory events that are no failure by themselves, with what they mean."""
+    if not report.notices:
+        return []
+    lines = _section(_t("notices", lang), s)
+    for notice in report.notices:
+        text = notice.text.get(lang) or notice.text.get("en", "")
+        lines.append(f"  - {notice.id} x{notice.count}: {text}")
+        if notice.evidence:
+            first = notice.evidence[0]
+            lines.append("    " + s(f"{_where(first)}  {_line(first)}", DIM))
+    return lines
 
 
 def _root_cause(report: LogReport, lang: str, s: Styler) -> list[str]:
