@@ -100,6 +100,7 @@ class PhasePattern:
     where: frozenset[str]
     tags: tuple[str, ...] = ()
     facts: Mapping[str, Any] = field(default_factory=dict)
+    learned_from: tuple[str, ...] = ()  # as Signature.learned_from
 
 
 @dataclass(frozen=True)
@@ -288,6 +289,7 @@ def _load_phases() -> PhaseConfig:
                 where=frozenset(where),
                 tags=entry.strings("tags"),
                 facts=entry.get("facts", dict, {}),
+                learned_from=entry.strings("learned_from"),
             )
         )
     return PhaseConfig(
