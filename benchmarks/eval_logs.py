@@ -119,7 +119,8 @@ def _per_family(rows: list[dict]) -> None:
     print("\nper framework family (oom / phase / kind / first fix):")
     for family in sorted(by_family, key=lambda f: (-len(by_family[f]), f)):
         group = by_family[family]
-        cells = "  ".join(_share(group, key).ljust(12) for key in ("oom", "phase", "kind", "section"))
+        keys = ("oom", "phase", "kind", "section")
+        cells = "  ".join(_share(group, key).ljust(12) for key in keys)
         print(f"  {family:10} n={len(group):<3} {cells}")
 
 
