@@ -17,6 +17,8 @@ from assistant.logs.classify import Analyser, collect
 from assistant.logs.describe import classify_description, describe_phase, is_short, log_language
 from assistant.logs.inputs import Source, SourceSet, open_sources
 from assistant.logs.match import LineMatcher
+from assistant.logs.infer import SELF_MATCH_TOLERANCE, inferences
+from assistant.logs.smi import gpu_processes, others_on_gpu
 from assistant.logs.paste import REPAIR_MAX_BYTES, Repaired, rejoin, repair
 from assistant.logs.report import no_oom_report, notices, oom_report, remap_lines
 from assistant.logs.rules import load_rules
@@ -131,6 +133,8 @@ def _classify(sources: Sequence[Source], progress: Progress | None) -> LogReport
     report.notices = notices(collected.hits, rules, names)
     if memory_hits and analyser.unproven:
         _mark_unproven(report, analyser, rules)
+    if report.oom:
+        _add_listed_processes(report, sources)
     report.lines_read = sum(
         scan.newlines + (1 if s.size and not _ends_with_newline(s) else 0)
         for scan, s in zip(scans, sources, strict=True)
@@ -148,6 +152,29 @@ def _mark_unproven(report: LogReport, analyser: Analyser, rules) -> None:
     if sig.unproven_confidence is not None:
         report.confidence = sig.unproven_confidence
     report.facts["memory_unproven"] = True
+
+
+def _add_listed_processes(report: LogReport, sources: Sequence[Source]) -> None:
+    """Memory other processes hold on the failing GPU, from an nvidia-smi table in the
+    failing file, when the OOM message itself did not list them."""
+    metrics = report.metrics
+    if "other_processes_bytes" in metrics or not report.evidence:
+        return
+    source = next((s for s in sources if s.name == report.evidence[0].file), None)
+    if source is None:
+        return
+    gpu = metrics.get("gpu_index")
+    own = metrics.get("process_in_use_bytes")
+    found = others_on_gpu(
+        gpu_processes(source.path),
+        int(gpu) if gpu is not None else None,
+        int(own) if own else None,
+        SELF_MATCH_TOLERANCE,
+    )
+    if found is None:
+        return
+    metrics["other_processes_bytes"], metrics["other_processes_count"] = found
+    report.inferences = inferences(metrics)
 
 
 def _looks_like_log(collected) -> bool:

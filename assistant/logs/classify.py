@@ -179,12 +179,31 @@ class Analyser:
         return Analysed(group, sig, window, phase, figures, ts_key, rank)
 
     def _root_first(self, analysed: list[Analysed]) -> list[Analysed]:
+        """Earliest first; across files whose times cannot be compared (one line has no
+        timestamp), the fuller message first: a bare line on one rank must not win over
+        another rank's whole traceback just because its file was named first."""
         from functools import cmp_to_key
 
         def order(a: Analysed, b: Analysed) -> int:
-            return earlier(a.group.first, b.group.first, self.ts_of)
+            first_a, first_b = a.group.first, b.group.first
+            if first_a.source != first_b.source and (
+                self.ts_of(first_a) is None or self.ts_of(first_b) is None
+            ):
+                fuller_a, fuller_b = _fullness(a), _fullness(b)
+                if fuller_a != fuller_b:
+                    return -1 if fuller_a > fuller_b else 1
+            return earlier(first_a, first_b, self.ts_of)
 
         return sorted(analysed, key=cmp_to_key(order))
+
+
+def _fullness(item: Analysed) -> tuple[int, int, int]:
+    """How much a failure says: a traceback with frames, its figures, its signature."""
+    frames = 0
+    if item.window is not None:
+        start = traceback_start(item.window.lines, item.window.center)
+        frames = item.window.center - start
+    return (1 if frames > 0 else 0, len(item.figures), item.signature.priority)
 
 
 def _context_figures(window: Window, fail: int, figures: Sequence[Figure]) -> dict:

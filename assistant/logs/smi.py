@@ -1,0 +1,73 @@
+"""The processes an ``nvidia-smi`` table in the log lists, per GPU.
+
+Users paste ``nvidia-smi`` next to an OOM to show what else held the GPU. Its
+process rows say it directly (GPU, PID, type, name, memory in MiB); the OOM
+message's own ``Process N has X memory in use`` list is read by the signatures.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from assistant.logs.lines import strip_controls
+
+MIB = 1024**2
+MAX_SCAN_BYTES = 4 * 1024 * 1024  # a paste; big training logs rarely carry the table
+
+# |    0   N/A  N/A   3401234      C   python3                       71230MiB |   (driver >= 450)
+# |    0     12345      C   python                                    71230MiB |   (older)
+_ROW = re.compile(
+    r"^\|\s+(?P<gpu>\d+)\s+(?:\S+\s+\S+\s+)?(?P<pid>\d+)\s+(?P<type>[CGM+]+)\s+"
+    r"(?P<name>\S.*?)\s+(?P<mib>\d+)\s*MiB\s*\|\s*$"
+)
+
+
+@dataclass(frozen=True)
+class GpuProcess:
+    gpu: int
+    pid: int
+    name: str
+    bytes: int
+
+
+def gpu_processes(path: str) -> list[GpuProcess]:
+    """Every process row of the nvidia-smi tables in the file (a small one)."""
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_SCAN_BYTES)
+    if b"MiB" not in data:
+        return []
+    rows: dict[tuple[int, int], GpuProcess] = {}
+    for raw in data.decode("utf-8", errors="replace").splitlines():
+        if "MiB" not in raw:
+            continue
+        found = _ROW.match(strip_controls(raw).strip())
+        if found is None:
+            continue
+        proc = GpuProcess(
+            int(found["gpu"]), int(found["pid"]), found["name"], int(found["mib"]) * MIB
+        )
+        rows[(proc.gpu, proc.pid)] = proc  # a table printed twice counts once
+    return list(rows.values())
+
+
+def others_on_gpu(
+    processes: list[GpuProcess], gpu: int | None, own_bytes: int | None, tolerance: float
+) -> tuple[int, int] | None:
+    """(bytes, count) held on the failing GPU by processes other than the failing one.
+
+    The failing process is the row closest to what the OOM message says it holds; with
+    no such figure, a GPU that shows one process only is the failing process's own."""
+    if gpu is None:
+        gpus = {p.gpu for p in processes}
+        if len(gpus) != 1:
+            return None
+        gpu = gpus.pop()
+    on_gpu = [p for p in processes if p.gpu == gpu]
+    if not on_gpu or not own_bytes:
+        return None  # which row is the failing process is unknown
+    own = min(on_gpu, key=lambda p: abs(p.bytes - own_bytes))
+    if abs(own.bytes - own_bytes) <= tolerance * own_bytes:
+        on_gpu = [p for p in on_gpu if p is not own]
+    # else the failing process is not listed (a container's PID namespace hides it)
+    return (sum(p.bytes for p in on_gpu), len(on_gpu)) if on_gpu else None
