@@ -50,13 +50,17 @@ def test_broken_signature_entries_are_named(monkeypatch, edit, message: str) -> 
 
 
 def test_weak_signature_needs_corroboration(monkeypatch) -> None:
+    edited: list[str] = []
+
     def edit(data: dict) -> None:
         weak = next(s for s in data["signatures"] if s.get("weak"))
         weak.pop("corroborate")
+        edited.append(weak["id"])
 
     _broken(monkeypatch, "signatures.yaml", edit)
-    with pytest.raises(KnowledgeError, match="sigkill-exit.*corroborate"):
+    with pytest.raises(KnowledgeError, match="'[\\w-]+'.*corroborate") as raised:
         rules._load_signatures()
+    assert edited and edited[0] in str(raised.value)
 
 
 @pytest.mark.parametrize(

@@ -75,8 +75,9 @@ def _classify_repaired(
 ):
     repaired: dict[int, Repaired] = {}
     todo: list[Source] = []
+    pasted = sources.total_bytes <= REPAIR_MAX_BYTES  # pastes are small; run logs are not
     for index, source in enumerate(sources.sources):
-        fixed = _repaired_copy(source, sources, fix) if source.size <= REPAIR_MAX_BYTES else None
+        fixed = _repaired_copy(source, sources, fix) if pasted else None
         if fixed is None:
             todo.append(source)
             continue

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from assistant.logs.facts import MAX_SOURCES, head_facts, merge_facts
 from assistant.logs.group import Group, drop_poisoned, drop_yielding, earlier, group_hits
@@ -18,6 +19,7 @@ from assistant.logs.windows import Window, read_window
 MAX_WINDOWS = 24  # groups that get a window (and so a phase); the rest keep their line
 MAX_WEAK_CHECKS = 16
 TRACEBACK_VETO_BELOW = 6
+RAISE_LOOKAHEAD = 12  # lines in which a raise's exception line would follow it
 
 
 @dataclass
@@ -81,7 +83,7 @@ class Analyser:
     def memory_hits(self, hits: Sequence[Hit]) -> tuple[list[Hit], list[Hit]]:
         """(memory hits kept, hits demoted to plain errors: uncorroborated or caused)."""
         rules = self.rules
-        sig_hits = [h for h in hits if h.category == "signature"]
+        sig_hits = [h for h in hits if h.category == "signature"] + _cut_after_raise(hits)
         sig_hits = drop_yielding(sig_hits, {s.id: s.yields_to for s in rules.signatures})
         poison_ids = {x.id for x in rules.lookalikes if x.poisons}
         poisons = [h for h in hits if h.category == "lookalike" and h.rule in poison_ids]
@@ -195,6 +197,25 @@ class Analyser:
             return earlier(first_a, first_b, self.ts_of)
 
         return sorted(analysed, key=cmp_to_key(order))
+
+
+def _cut_after_raise(hits: Sequence[Hit]) -> list[Hit]:
+    """Source lines that raise a memory error, where the paste ends before the
+    exception line: nothing that looks like an error follows within a few lines."""
+    raises = [h for h in hits if h.category == "raise"]
+    if not raises:
+        return []
+    errors: dict[int, list[int]] = {}
+    for other in hits:
+        if other.category in ("signature", "raise", "error", "lookalike"):
+            errors.setdefault(other.source, []).append(other.line)
+    out: list[Hit] = []
+    for hit in raises:
+        lines = sorted(errors.get(hit.source, []))
+        after = bisect_right(lines, hit.line)
+        if after == len(lines) or lines[after] - hit.line > RAISE_LOOKAHEAD:
+            out.append(replace(hit, category="signature"))
+    return out
 
 
 def _fullness(item: Analysed) -> tuple[int, int, int]:

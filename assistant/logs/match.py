@@ -12,6 +12,7 @@ from assistant.logs.units import parse_value
 
 # Source lines echoed inside a Python traceback (``raise ValueError("No available
 # memory ...")``) quote a message without it having happened.
+_RAISE_ECHO = re.compile(r"^\s*raise\s+[\w.]+\(")
 _CODE_ECHO = re.compile(
     r"""^\s*(?:raise\s|assert\s|logger\.\w+\(|logging\.\w+\(|print\(|warnings\.warn\(|"""
     r"""[\w.]+\s*[+]?=\s*f?["']|f?["'])"""
@@ -22,7 +23,7 @@ _CODE_ECHO = re.compile(
 class Hit:
     """A rule that fired on one line of one source."""
 
-    category: str  # signature | lookalike | consequence | error
+    category: str  # signature | raise | lookalike | consequence | error
     rule: str  # rule id ("" for plain error lines)
     source: int
     line: int
@@ -61,6 +62,16 @@ class LineMatcher:
         """The highest-priority signature on ``text`` and where its match starts."""
         if _CODE_ECHO.match(text):
             return None
+        return self._first_signature(text)
+
+    def raised(self, text: str) -> tuple[Signature, int] | None:
+        """A traceback's source line that raises a memory error by its message
+        (``raise ValueError("No available memory for the cache blocks. "``)."""
+        if not _RAISE_ECHO.match(text):
+            return None
+        return self._first_signature(text)
+
+    def _first_signature(self, text: str) -> tuple[Signature, int] | None:
         for sig in self._signatures:
             for pattern in sig.patterns:
                 found = pattern.search(text)
@@ -108,6 +119,10 @@ class LineMatcher:
         if matched is not None:
             sig, start = matched
             return Hit("signature", sig.id, source, line, offset, clean, start)
+        raised = self.raised(text)
+        if raised is not None:
+            sig, start = raised
+            return Hit("raise", sig.id, source, line, offset, clean, start)
         cascade = self.consequence(text)
         if cascade is not None:
             return Hit("consequence", cascade.id, source, line, offset, clean)

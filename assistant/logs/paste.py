@@ -18,10 +18,9 @@ common width shows it).
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 
-REPAIR_MAX_BYTES = 4 * 1024 * 1024
+REPAIR_MAX_BYTES = 2 * 1024 * 1024  # a paste (an issue comment holds 64 KiB)
 MIN_WRAP_WIDTH = 60  # terminals and issue viewers wrap at 80..250 columns
 FLAT_MIN_CHARS = 600  # a flattened traceback is a long line with several frames in it
 QUOTED_SHARE = 0.6  # share of non-empty lines that start with '>' for a quoted paste
@@ -72,6 +71,8 @@ def repair(text: str) -> Repaired | None:
         raw_lines.pop()
     joins = _wrapped_lines(raw_lines)
     quoted = _is_quoted(raw_lines)
+    if not (joins or quoted or _has_remnants(text) or _has_flat_line(raw_lines)):
+        return None  # the common case, decided without touching each line
     lines: list[tuple[str, int]] = []
     for number, line in enumerate(raw_lines, start=1):
         lines.extend((piece, number) for piece in _split_flat(_clean(line, quoted)))
@@ -103,6 +104,20 @@ def rejoin(text: str) -> Repaired | None:
     return _as_repaired(out)
 
 
+_REMNANT_MARKS = ("^M", "```", "~~~", "#033[", "\\033[", "\\x1b[", "\\x1B[", "\\e[", "\\u001b[")
+_REMNANT_MARKS += ("\\u001B[", "^[[", "\u241b[")
+_STRAY_COLOUR_MID = re.compile(r"\s\[\d{1,3}(?:;\d{1,3})*m\S")
+
+
+def _has_remnants(text: str) -> bool:
+    """Cheap test for what ``_clean`` removes (a scan of the whole text per mark)."""
+    return any(mark in text for mark in _REMNANT_MARKS) or bool(_STRAY_COLOUR_MID.search(text))
+
+
+def _has_flat_line(lines: list[str]) -> bool:
+    return any(len(line) >= FLAT_MIN_CHARS and 'File "' in line for line in lines)
+
+
 def _as_repaired(lines: list[tuple[str, int]]) -> Repaired:
     return Repaired("\n".join(line for line, _ in lines) + "\n", tuple(n for _, n in lines))
 
@@ -132,21 +147,21 @@ def _wrapped_lines(lines: list[str]) -> set[int]:
 
     The width is the longest line length that at least two lines share exactly, when
     no line is longer: a hard wrap leaves every cut line at the same, maximal width."""
-    lengths = [len(line.rstrip("\r")) for line in lines]
-    if not lengths:
+    if not lines:
         return set()
+    lengths = list(map(len, lines))
+    if any(line.endswith("\r") for line in lines):
+        lengths = [len(line.rstrip("\r")) for line in lines]
     widest = max(lengths)
-    if widest < MIN_WRAP_WIDTH:
-        return set()
-    counts = Counter(lengths)
-    if counts[widest] < 2:
+    if widest < MIN_WRAP_WIDTH or lengths.count(widest) < 2:
         return set()
     cut = set()
     for index, length in enumerate(lengths[:-1]):
         if length != widest or _TABLE_EDGE.search(lines[index]):
             continue
         following = lines[index + 1]
-        if following.strip() and not _RECORD_START.match(following):
+        # an indented line is code or a nested record (a traceback's source line)
+        if following.strip() and not following[:2].isspace() and not _RECORD_START.match(following):
             cut.add(index + 1)
     return cut if len(cut) >= 2 else set()
 
