@@ -70,7 +70,7 @@ def test_a_flattened_traceback_is_cut_back_into_frames() -> None:
 
 def test_rejoin_joins_a_single_wrap_inside_a_message() -> None:
     text = (
-        "E external/xla/local_client.cc:672] Execution of replica 0 failed: Resource exhausted: Out \n"
+        "E local_client.cc:672] Execution of replica 0 failed: Resource exhausted: Out \n"
         "of memory while trying to allocate 5520758552 bytes.\n"
     )
     assert repair(text) is None  # one wrap shows no common width

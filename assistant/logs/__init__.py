@@ -15,14 +15,14 @@ from collections.abc import Callable, Sequence
 from assistant.errors import UserError
 from assistant.logs.classify import Analyser, collect
 from assistant.logs.describe import classify_description, describe_phase, is_short, log_language
+from assistant.logs.infer import SELF_MATCH_TOLERANCE, inferences
 from assistant.logs.inputs import Source, SourceSet, open_sources
 from assistant.logs.match import LineMatcher
-from assistant.logs.infer import SELF_MATCH_TOLERANCE, inferences
-from assistant.logs.smi import gpu_processes, others_on_gpu
 from assistant.logs.paste import REPAIR_MAX_BYTES, Repaired, rejoin, repair
 from assistant.logs.report import no_oom_report, notices, oom_report, remap_lines
 from assistant.logs.rules import load_rules
 from assistant.logs.scan import scan_files
+from assistant.logs.smi import gpu_processes, others_on_gpu
 from assistant.models import LogReport
 
 __all__ = ["classify_text", "read_and_classify"]
