@@ -87,6 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="never prompt; unanswered questions take their default",
     )
+    diag.add_argument(
+        "--model-config",
+        metavar="FILE",
+        help="the model's config.json, for the memory arithmetic (default: beside actor.path)",
+    )
     diag.add_argument("--patch-out", metavar="FILE", help="write the patched copy of --config")
     diag.add_argument("--force", action="store_true", help="let --patch-out replace a file")
     add_lang(diag, ("zh", "en", "auto"), "auto")

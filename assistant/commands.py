@@ -28,6 +28,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
 
         check_target(args.patch_out, config_path=config.path, force=args.force)
     answers = parse_answers(args.answer)
+    model_config = check_model_config(args.model_config)
     interactive = not args.non_interactive and is_terminal(sys.stdin) and stderr_is_terminal()
     if "-" in args.paths:
         interactive = False  # stdin carries the log, so it cannot carry answers too
@@ -39,16 +40,32 @@ def run_diagnose(args: argparse.Namespace) -> int:
             lang=args.lang,
             use_defaults=not interactive,
             progress=progress,
+            model_config=model_config,
         )
     if interactive:
-        diagnosis = ask_open_questions(diagnosis, config, answers)
+        diagnosis = ask_open_questions(diagnosis, config, answers, model_config)
     if args.patch_out is not None:
         write_patch(args, config, diagnosis)
     write_out(render_diagnosis(diagnosis, args.format, color=use_color(), redact=args.redact))
     return EXIT_FOUND if diagnosis.report.oom else EXIT_NOT_FOUND
 
 
-def ask_open_questions(diagnosis: Any, config: Any, answers: dict[str, tuple[str, str]]) -> Any:
+def check_model_config(path: str | None) -> str | None:
+    """Refuse an unreadable --model-config before reading any log (one-line error)."""
+    if path is None:
+        return None
+    from assistant.memory.facts import read_config_json
+
+    read_config_json(path)
+    return path
+
+
+def ask_open_questions(
+    diagnosis: Any,
+    config: Any,
+    answers: dict[str, tuple[str, str]],
+    model_config: str | None = None,
+) -> Any:
     """Ask each open question on the terminal, one at a time, until none is left.
 
     Each answer can open or close other questions, so the tree is walked again
@@ -67,6 +84,7 @@ def ask_open_questions(diagnosis: Any, config: Any, answers: dict[str, tuple[str
             answers=answers,
             lang=diagnosis.lang,
             use_defaults=False,
+            model_config=model_config,
         )
     return diagnosis
 

@@ -331,3 +331,18 @@ def dtype_bytes(dtype: Any, default: int = 2) -> int:
     if isinstance(dtype, str):
         return DTYPE_BYTES.get(dtype.lower().removeprefix("torch."), default)
     return default
+
+
+def model_for(report: Any, config: Any, model_config: str | None = None) -> ModelFacts | None:
+    """The model of a diagnosis: --model-config, actor.path's config.json or table entry,
+    else the model name the log states (facts.model_name)."""
+    from assistant.config.model_info import model_path
+
+    if model_config:
+        return read_config_json(model_config)
+    name = model_path(config)
+    found = resolve_model(name) if name else None
+    if found is None and report is not None:
+        logged = report.facts.get("model_name")
+        found = resolve_model(logged) if isinstance(logged, str) else None
+    return found

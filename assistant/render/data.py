@@ -42,6 +42,7 @@ def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
         "skipped": to_plain(decision.skipped),
         "warnings": to_plain(decision.warnings),
         "docs": to_plain(diagnosis.docs),
+        "allocation": to_plain(diagnosis.allocation),
         # Fields beyond the contract's example (adding is allowed, renaming is not).
         "lang": diagnosis.lang,
         "input_kind": report.input_kind,
