@@ -87,8 +87,11 @@ class ServerSetup:
     backend: Backend | None
     fraction: float
     fraction_key: str
-    sequence_tokens: int | None
-    sequence_key: str
+    sequence_tokens: int | None  # one rollout: prompt + generated tokens
+    sequence_key: str  # where sequence_tokens came from
+    max_len: int | None  # the server's own limit (context_length / max_model_len)
+    max_len_key: str
+    samples_per_rollout: int
     concurrency: int | None
     kv_dtype_bytes: int
     dtype_bytes: int
@@ -120,14 +123,14 @@ def server_setup(config: ExperimentConfig | None) -> ServerSetup | None:
     model_bytes = dtype_bytes(dtype)
     kv_bytes = model_bytes if kv_dtype in (None, "auto") else dtype_bytes(kv_dtype, model_bytes)
     fraction = number(config, fraction_key)
-    sequence = number(config, sequence_key)
-    if sequence is None:  # prompt + generation bound when the server's own limit is unset
-        max_length, new_tokens = (
-            number(config, "train_dataset.max_length"),
-            number(config, "gconfig.max_new_tokens"),
-        )
-        if max_length and new_tokens:
-            sequence = max_length + new_tokens
+    max_len = number(config, sequence_key)
+    max_length = number(config, "train_dataset.max_length")
+    new_tokens = number(config, "gconfig.max_new_tokens")
+    if max_length and new_tokens:
+        sequence, where = max_length + new_tokens, "train_dataset.max_length + gconfig.max_new_tokens"
+    else:
+        sequence, where = max_len, sequence_key
+    samples = number(config, "gconfig.n_samples")
     concurrency = number(config, "rollout.max_concurrent_rollouts") or number(
         config, "max_concurrent_rollouts"
     )
@@ -138,7 +141,10 @@ def server_setup(config: ExperimentConfig | None) -> ServerSetup | None:
         fraction=float(fraction) if fraction else 0.9,
         fraction_key=fraction_key,
         sequence_tokens=int(sequence) if sequence else None,
-        sequence_key=sequence_key,
+        sequence_key=where,
+        max_len=int(max_len) if max_len else None,
+        max_len_key=sequence_key,
+        samples_per_rollout=int(samples) if samples and samples >= 1 else 1,
         concurrency=int(concurrency) if concurrency else None,
         kv_dtype_bytes=kv_bytes,
         dtype_bytes=model_bytes,
