@@ -147,7 +147,12 @@ def logits_candidates(
         "logits",
         tokens * vocab * width,
         f"{tokens} tokens x {m.vocab_size} vocabulary{shard} x {width} bytes ({what})",
-        {"tokens": tokens, "vocab_size": m.vocab_size, "bytes_per_value": width, "tensor_parallel": tp},
+        {
+            "tokens": tokens,
+            "vocab_size": m.vocab_size,
+            "bytes_per_value": width,
+            "tensor_parallel": tp,
+        },
         note=note,
     )
 
@@ -160,9 +165,13 @@ def kv_candidates(
     per_token_all = formulas.kv_bytes_per_token(m, tp, width)
     per_layer_k = per_token_all // (m.layers * (1 if m.mla else 2))
     vllm = "vllm" in line.lower() or (server is not None and server.server == "vllm")
-    unit, what = (per_layer_k * (1 if m.mla else 2), "one layer's K and V blocks") if vllm else (
-        per_layer_k,
-        "one layer's K buffer" if not m.mla else "one layer's latent KV buffer",
+    unit, what = (
+        (per_layer_k * (1 if m.mla else 2), "one layer's K and V blocks")
+        if vllm
+        else (
+            per_layer_k,
+            "one layer's K buffer" if not m.mla else "one layer's latent KV buffer",
+        )
     )
     if not solve:
         return
@@ -251,8 +260,13 @@ def parameter_candidates(
                         family,
                         size,
                         f"{label}: {name} {rows}{split} x {cols} x {width} bytes",
-                        {"parameter": name, "rows": rows, "columns": cols, "shard": shard,
-                         "bytes_per_value": width},
+                        {
+                            "parameter": name,
+                            "rows": rows,
+                            "columns": cols,
+                            "shard": shard,
+                            "bytes_per_value": width,
+                        },
                         exact=True,
                     )
     if family in ("weights", "gradients"):

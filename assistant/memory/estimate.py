@@ -69,7 +69,9 @@ def training_engine(
     if config is None or config.source(f"{engine}.dtype") != "config":
         notes.add(f"{engine}.dtype not set: {settings()['dtype']} assumed (AReaL default)")
     tokens = micro_batch_tokens(config, setup, notes)
-    per_param = formulas.train_bytes_per_param(setup.kind, setup.optimizer or "adam", setup.dtype_bytes)
+    per_param = formulas.train_bytes_per_param(
+        setup.kind, setup.optimizer or "adam", setup.dtype_bytes
+    )
     params = m.params
     weights = int(params * per_param["weights"]) // setup.shard
     grads = states = 0
@@ -85,9 +87,14 @@ def training_engine(
         for flag in (False, True)
     }
     training = setup.optimizer is not None
-    activations = act[setup.checkpointing] if training else formulas.activation_bytes(
-        m, tokens, checkpointing=True, dtype_bytes=setup.dtype_bytes, tp=tp, cp=cp
-    ) - m.layers * m.hidden_size * -(-tokens // cp) * setup.dtype_bytes
+    activations = (
+        act[setup.checkpointing]
+        if training
+        else formulas.activation_bytes(
+            m, tokens, checkpointing=True, dtype_bytes=setup.dtype_bytes, tp=tp, cp=cp
+        )
+        - m.layers * m.hidden_size * -(-tokens // cp) * setup.dtype_bytes
+    )
     vocab_tp = tp if setup.kind in ("megatron", "archon") else 1
     logits = formulas.logits_peak_bytes(-(-tokens // cp), m.vocab_size, vocab_tp, setup.dtype_bytes)
     gathered = 0
@@ -153,11 +160,16 @@ def rollout_engine(
         batched = server.batched_tokens or int(settings()["vllm_max_num_batched_tokens"])
         if not server.batched_tokens:
             notes.add(
-                f"vllm.max_num_batched_tokens not set: the profiling pass assumed at {batched} tokens"
+                "vllm.max_num_batched_tokens not set: the profiling pass assumed at "
+                f"{batched} tokens"
             )
         peak = formulas.vllm_profile_peak_bytes(m, batched, tp, server.dtype_bytes)
         kv_bytes, kv_tokens = formulas.vllm_kv_pool(
-            gpu, weights, server.fraction, per_token, peak_activation_bytes=peak,
+            gpu,
+            weights,
+            server.fraction,
+            per_token,
+            peak_activation_bytes=peak,
             non_torch_bytes=context,
         )
         share = int(gpu * server.fraction)

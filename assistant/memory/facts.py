@@ -97,7 +97,11 @@ class ModelFacts:
         if self.mla:
             qk_head = self.qk_nope_head_dim + self.qk_rope_head_dim
             if self.q_lora_rank:
-                q = h * self.q_lora_rank + self.q_lora_rank + self.q_lora_rank * self.heads * qk_head
+                q = (
+                    h * self.q_lora_rank
+                    + self.q_lora_rank
+                    + self.q_lora_rank * self.heads * qk_head
+                )
             else:
                 q = h * self.heads * qk_head
             kv_a = h * (self.kv_lora_rank + self.qk_rope_head_dim) + self.kv_lora_rank
@@ -318,9 +322,7 @@ def local_config(name: str | None) -> ModelFacts | None:
         return None
 
 
-def resolve_model(
-    model_name: str | None, model_config: str | None = None
-) -> ModelFacts | None:
+def resolve_model(model_name: str | None, model_config: str | None = None) -> ModelFacts | None:
     """--model-config first, then config.json beside the model path, then the table."""
     if model_config:
         return read_config_json(model_config)

@@ -108,7 +108,11 @@ def train_bytes_per_param(engine: str, optimizer: str, dtype_bytes: int) -> dict
         "adam_bf16": 6.0,
         "sgd": 0.0,
     }.get(optimizer, 2.0 * dtype_bytes)
-    return {"weights": float(dtype_bytes), "gradients": float(dtype_bytes), "optimizer_states": states}
+    return {
+        "weights": float(dtype_bytes),
+        "gradients": float(dtype_bytes),
+        "optimizer_states": states,
+    }
 
 
 def gathered_layer_bytes(m: ModelFacts, dtype_bytes: int = 2, tp: int = 1) -> int:

@@ -127,7 +127,10 @@ def server_setup(config: ExperimentConfig | None) -> ServerSetup | None:
     max_length = number(config, "train_dataset.max_length")
     new_tokens = number(config, "gconfig.max_new_tokens")
     if max_length and new_tokens:
-        sequence, where = max_length + new_tokens, "train_dataset.max_length + gconfig.max_new_tokens"
+        sequence, where = (
+            max_length + new_tokens,
+            "train_dataset.max_length + gconfig.max_new_tokens",
+        )
     else:
         sequence, where = max_len, sequence_key
     samples = number(config, "gconfig.n_samples")

@@ -60,7 +60,10 @@ def render_estimate_text(result: dict[str, Any], *, color: bool, lang: str) -> s
     rows = estimate_table(result)
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for number, row in enumerate(rows):
-        cells = [cell.rjust(w) if i > 1 else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))]
+        cells = [
+            cell.rjust(w) if i > 1 else cell.ljust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ]
         text = "  ".join(cells).rstrip()
         if number == 0:
             text = s(text, BOLD)
@@ -105,7 +108,11 @@ def _engine_notes(name: str, engine: dict[str, Any], lang: str) -> list[str]:
             )
         )
         if "tokens_for_full_concurrency" in engine:
-            key = "estimate_concurrency_ok" if engine["concurrency_fits"] else "estimate_concurrency_short"
+            key = (
+                "estimate_concurrency_ok"
+                if engine["concurrency_fits"]
+                else "estimate_concurrency_short"
+            )
             lines.append(
                 "  "
                 + message(
