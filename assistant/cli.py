@@ -25,10 +25,12 @@ examples:
   areal-doctor search "训练时显存不足怎么办"
   areal-doctor search "weight update OOM" --lang en -k 3 --json
   areal-doctor check --config grpo.yaml
+  areal-doctor estimate --config grpo.yaml --gpu-memory 80GiB
   areal-doctor tui crash.log --config grpo.yaml
 
-exit codes: 0 memory failure diagnosed (check: clean), 1 no memory failure found
-(check: warnings), 2 usage error or unreadable input.
+exit codes: 0 memory failure diagnosed (check: clean; estimate: all fit), 1 no memory
+failure found (check: warnings; estimate: an engine does not fit), 2 usage error or
+unreadable input.
 """
 
 DIAGNOSE_EPILOG = """\
@@ -87,6 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="never prompt; unanswered questions take their default",
     )
+    diag.add_argument(
+        "--model-config",
+        metavar="FILE",
+        help="the model's config.json, for the memory arithmetic (default: beside actor.path)",
+    )
     diag.add_argument("--patch-out", metavar="FILE", help="write the patched copy of --config")
     diag.add_argument("--force", action="store_true", help="let --patch-out replace a file")
     add_lang(diag, ("zh", "en", "auto"), "auto")
@@ -124,6 +131,33 @@ def build_parser() -> argparse.ArgumentParser:
     add_format(check, ("text", "json"))
     add_lang(check, ("zh", "en", "auto"), "auto")
     add_common(check)
+
+    estimate = sub.add_parser(
+        "estimate",
+        help="per-GPU memory of each engine, before a run",
+        description="Estimate the per-GPU memory of each engine a config runs (weights, "
+        "gradients, optimizer states, activations and logits per micro-batch, KV cache). "
+        "Exit 0 all fit, 1 an engine does not fit, 2 unreadable.",
+        epilog="examples:\n  areal-doctor estimate --config grpo.yaml\n"
+        "  areal-doctor estimate --config grpo.yaml --gpu-memory 79.19GiB --format json\n"
+        "  areal-doctor estimate --config grpo.yaml --model-config /models/qwen/config.json\n\n"
+        "GB and MB are read as 1024-based, as PyTorch, SGLang and AReaL logs print them.",
+        formatter_class=formatter,
+    )
+    estimate.add_argument("--config", metavar="FILE", required=True, help="AReaL experiment YAML")
+    estimate.add_argument(
+        "--model-config",
+        metavar="FILE",
+        help="the model's config.json (default: beside actor.path, else the bundled table)",
+    )
+    estimate.add_argument(
+        "--gpu-memory",
+        metavar="SIZE",
+        help="memory of one GPU, e.g. 80GiB, 79.19 GiB, 141GB, 24576MiB (default 80GiB)",
+    )
+    add_format(estimate, ("text", "json"))
+    add_lang(estimate, ("zh", "en", "auto"), "auto")
+    add_common(estimate)
 
     tui = sub.add_parser(
         "tui",
@@ -201,6 +235,7 @@ def dispatch(argv: list[str]) -> int:
         "diagnose": commands.run_diagnose,
         "search": commands.run_search,
         "check": commands.run_check,
+        "estimate": commands.run_estimate,
         "tui": commands.run_tui_command,
     }[args.command]
     return handler(args)

@@ -28,6 +28,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
 
         check_target(args.patch_out, config_path=config.path, force=args.force)
     answers = parse_answers(args.answer)
+    model_config = check_model_config(args.model_config)
     interactive = not args.non_interactive and is_terminal(sys.stdin) and stderr_is_terminal()
     if "-" in args.paths:
         interactive = False  # stdin carries the log, so it cannot carry answers too
@@ -39,16 +40,32 @@ def run_diagnose(args: argparse.Namespace) -> int:
             lang=args.lang,
             use_defaults=not interactive,
             progress=progress,
+            model_config=model_config,
         )
     if interactive:
-        diagnosis = ask_open_questions(diagnosis, config, answers)
+        diagnosis = ask_open_questions(diagnosis, config, answers, model_config)
     if args.patch_out is not None:
         write_patch(args, config, diagnosis)
     write_out(render_diagnosis(diagnosis, args.format, color=use_color(), redact=args.redact))
     return EXIT_FOUND if diagnosis.report.oom else EXIT_NOT_FOUND
 
 
-def ask_open_questions(diagnosis: Any, config: Any, answers: dict[str, tuple[str, str]]) -> Any:
+def check_model_config(path: str | None) -> str | None:
+    """Refuse an unreadable --model-config before reading any log (one-line error)."""
+    if path is None:
+        return None
+    from assistant.memory.facts import read_config_json
+
+    read_config_json(path)
+    return path
+
+
+def ask_open_questions(
+    diagnosis: Any,
+    config: Any,
+    answers: dict[str, tuple[str, str]],
+    model_config: str | None = None,
+) -> Any:
     """Ask each open question on the terminal, one at a time, until none is left.
 
     Each answer can open or close other questions, so the tree is walked again
@@ -67,6 +84,7 @@ def ask_open_questions(diagnosis: Any, config: Any, answers: dict[str, tuple[str
             answers=answers,
             lang=diagnosis.lang,
             use_defaults=False,
+            model_config=model_config,
         )
     return diagnosis
 
@@ -140,6 +158,49 @@ def run_check(args: argparse.Namespace) -> int:
     return EXIT_NOT_FOUND if warnings else EXIT_FOUND
 
 
+def run_estimate(args: argparse.Namespace) -> int:
+    from assistant.config import load_config
+    from assistant.memory.sizes import parse_gpu_size
+    from assistant.pipeline import resolve_lang
+    from assistant.render.data import dump_json
+
+    gpu = parse_gpu_size(args.gpu_memory) if args.gpu_memory is not None else None
+    config = load_config(args.config)
+    result = estimate_for(config, args.model_config, gpu, "--gpu-memory" if gpu else None)
+    if args.format == "json":
+        out = dump_json(result)
+    else:
+        from assistant.render.estimate import render_estimate_text
+
+        out = render_estimate_text(result, color=use_color(), lang=resolve_lang(args.lang))
+    if args.redact:
+        from assistant.redact import redact_text
+
+        out = redact_text(out)
+    write_out(out)
+    return EXIT_FOUND if result["fits"] else EXIT_NOT_FOUND
+
+
+def estimate_for(
+    config: Any, model_config: str | None, gpu: int | None, gpu_source: str | None
+) -> dict[str, Any]:
+    """The estimate of a loaded config; UserError when the model's sizes are unknown."""
+    from assistant.config.model_info import model_path
+    from assistant.memory.estimate import estimate
+    from assistant.memory.facts import resolve_model
+
+    name = model_path(config)
+    model = resolve_model(name, model_config)
+    if model is None:
+        where = f"actor.path {name!r}" if name else "the config (no actor.path)"
+        raise UserError(
+            f"cannot tell the model's sizes from {where}: give --model-config "
+            "path/to/config.json (the bundled table knows common Qwen, Llama, DeepSeek, "
+            "Mistral, Gemma and GLM models)"
+        )
+    return estimate(config, model, gpu_bytes=gpu, gpu_source=gpu_source)
+
+
 def run_tui_command(args: argparse.Namespace) -> int:
     if not (is_terminal(sys.stdin) and is_terminal(sys.stdout)):
         raise UserError("the TUI needs a terminal; use 'areal-doctor diagnose' in scripts")
@@ -149,4 +210,11 @@ def run_tui_command(args: argparse.Namespace) -> int:
     return run_tui(args.path, args.config, lang, redact=args.redact)
 
 
-__all__ = ["run_diagnose", "run_search", "run_check", "run_tui_command", "EXIT_USAGE"]
+__all__ = [
+    "run_diagnose",
+    "run_search",
+    "run_check",
+    "run_estimate",
+    "run_tui_command",
+    "EXIT_USAGE",
+]

@@ -185,6 +185,8 @@ class Diagnosis:
     lang: str = "en"
     patched_config: str | None = None  # text of the patched copy of --config
     config_diff: str | None = None  # unified diff of that copy against the original
+    # the failed request explained from the config and the model (assistant/memory)
+    allocation: dict[str, Any] | None = None
 
 
 def to_plain(value: Any) -> Any:

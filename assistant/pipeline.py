@@ -31,12 +31,20 @@ def diagnose_paths(
     lang: str = "auto",
     use_defaults: bool = True,
     progress: Progress | None = None,
+    model_config: str | None = None,
 ) -> Diagnosis:
     """Diagnose log files (``"-"`` is standard input)."""
     from assistant.logs import read_and_classify
 
     report = read_and_classify(list(paths), progress=progress)
-    return conclude(report, config=config, answers=answers, lang=lang, use_defaults=use_defaults)
+    return conclude(
+        report,
+        config=config,
+        answers=answers,
+        lang=lang,
+        use_defaults=use_defaults,
+        model_config=model_config,
+    )
 
 
 def diagnose_text(
@@ -62,6 +70,7 @@ def conclude(
     answers: Answers | None = None,
     lang: str = "auto",
     use_defaults: bool = True,
+    model_config: str | None = None,
 ) -> Diagnosis:
     """Run the stages after classification: decide, patch, retrieve docs.
 
@@ -73,6 +82,7 @@ def conclude(
     out_lang = resolve_lang(lang, report)
     decision = decide(report, config, answers or {}, out_lang, use_defaults)
     diagnosis = Diagnosis(report=report, decision=decision, lang=out_lang)
+    diagnosis.allocation = explain_allocation(report, config, model_config)
     diagnosis.docs = retrieve_docs(report, decision, out_lang)
     if config is not None and decision.patch:
         from assistant.config import patched_text, unified_diff
@@ -81,6 +91,18 @@ def conclude(
         diagnosis.patched_config = patched_text(config, flat)
         diagnosis.config_diff = unified_diff(config, diagnosis.patched_config)
     return diagnosis
+
+
+def explain_allocation(
+    report: LogReport, config: ExperimentConfig | None, model_config: str | None = None
+) -> dict[str, object] | None:
+    """The failed request explained by the memory arithmetic (None when it cannot be)."""
+    if not report.oom or "tried_to_allocate_bytes" not in report.metrics:
+        return None
+    from assistant.memory.allocation import explain
+    from assistant.memory.facts import model_for
+
+    return explain(report, config, model_for(report, config, model_config))
 
 
 def flat_patch(decision: Decision) -> dict[str, object]:

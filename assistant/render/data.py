@@ -51,6 +51,7 @@ def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
             }
             for n in report.notices
         ],
+        "allocation": to_plain(diagnosis.allocation),
         # Fields beyond the contract's example (adding is allowed, renaming is not).
         "lang": diagnosis.lang,
         "input_kind": report.input_kind,

@@ -45,6 +45,7 @@ def render_text(diagnosis: Diagnosis, *, color: bool) -> str:
     lines += _root_cause(report, lang, s)
     lines += _notices(report, lang, s)
     lines += _figures(report, lang, s)
+    lines += _allocation(diagnosis, lang, s)
     lines += _decision(diagnosis, lang, s)
     lines += _docs(diagnosis, lang, s)
     return "\n".join(lines) + "\n"
@@ -203,6 +204,28 @@ def format_bytes(value: float) -> str:
             return f"{size:.2f} {unit}" if unit != "bytes" else f"{int(size)} bytes"
         size /= 1024
     return str(value)
+
+
+def _allocation(diagnosis: Diagnosis, lang: str, s: Styler) -> list[str]:
+    found = diagnosis.allocation
+    if not found:
+        return []
+    lines = _section(_t("allocation", lang), s)
+    lines.append(
+        "  "
+        + _t(
+            "allocation_line",
+            lang,
+            tensor=found["tensor"],
+            size=format_bytes(found["bytes"]),
+            formula=found["formula"],
+        )
+    )
+    if found.get("note"):
+        lines.append("  " + s(str(found["note"]), DIM))
+    source = _t("allocation_source", lang, model=found.get("model"), how=found.get("matched_by"))
+    lines.append("  " + s(source, DIM))
+    return lines
 
 
 def _decision(diagnosis: Diagnosis, lang: str, s: Styler) -> list[str]:

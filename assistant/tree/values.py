@@ -253,3 +253,7 @@ def optimizer_memory(ctx: Context, step: Mapping[str, Any]) -> StepResult:
 def _round(value: float) -> float | int:
     rounded = round(value, 1)
     return int(rounded) if float(rounded).is_integer() else rounded
+
+
+# value functions backed by the memory arithmetic (registered on import)
+from assistant.tree import memory_values as _memory_values  # noqa: E402, F401

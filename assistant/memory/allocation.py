@@ -1,0 +1,383 @@
+"""Which tensor the failed request was: the frame says what, the arithmetic how much.
+
+The failing frame (the lines just above the failure line, then the other traceback
+frames the log reader kept) names a tensor family through the patterns in
+knowledge/memory.yaml. The family's formula, fed with the config's numbers and the
+model's sizes, must then agree with the request PyTorch printed (two decimals, so
+within half a unit of the last one). A family the frame contradicts is never named;
+with no frame at all, only an exact match with the config's own numbers counts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from assistant.knowledge import load_yaml
+from assistant.memory import formulas
+from assistant.memory.facts import ModelFacts
+from assistant.memory.setup import ServerSetup, TrainSetup, server_setup, train_setup
+from assistant.memory.sizes import printed_tolerance
+
+if TYPE_CHECKING:
+    from assistant.config.loader import ExperimentConfig
+    from assistant.models import LogReport
+
+FRAME_LINE = re.compile(r'File "|^\s*at |\bin [\w<>]+\s*$|^\s*\w[\w.]*\(')
+FP32_HINT = re.compile(r"float\(\)|log_softmax|logprob|entropy|cross_entropy|vocab_parallel")
+
+
+@dataclass
+class Candidate:
+    tensor: str
+    bytes: int
+    formula: str
+    inputs: dict[str, Any]
+    exact: bool = False  # the config's own numbers give it (not solved from the request)
+    note: str = ""
+
+
+@dataclass
+class FrameHint:
+    family: str | None
+    also: tuple[str, ...] = ()
+    line: str = ""
+    has_frames: bool = False
+
+
+@dataclass
+class Rule:
+    family: str
+    patterns: list[re.Pattern[str]]
+    also: tuple[str, ...] = field(default_factory=tuple)
+
+
+@cache
+def frame_rules() -> tuple[Rule, ...]:
+    data = load_yaml("memory.yaml") or {}
+    return tuple(
+        Rule(
+            str(item["family"]),
+            [re.compile(p) for p in item.get("patterns") or []],
+            tuple(item.get("also") or ()),
+        )
+        for item in data.get("frames") or []
+    )
+
+
+def frame_lines(report: LogReport) -> list[str]:
+    """Traceback lines nearest the failure first (innermost frame first)."""
+    lines: list[str] = []
+    if report.findings and report.findings[0].evidence:
+        lines.extend(reversed(report.findings[0].evidence[0].context))
+    frames = [e.text for e in report.evidence if e.role == "frame"]
+    lines.extend(reversed(frames))
+    return lines
+
+
+def frame_hint(report: LogReport) -> FrameHint:
+    lines = frame_lines(report)
+    has_frames = any(FRAME_LINE.search(line) for line in lines)
+    for line in lines:
+        for rule in frame_rules():
+            if any(p.search(line) for p in rule.patterns):
+                family = None if rule.also else rule.family
+                return FrameHint(family, rule.also, line.strip(), True)
+    return FrameHint(None, (), "", has_frames)
+
+
+# --- candidates per family -----------------------------------------------------------
+
+
+def _close(a: int, b: int, tolerance: int) -> bool:
+    return abs(a - b) <= tolerance
+
+
+def logits_candidates(
+    request: int, m: ModelFacts, train: TrainSetup, tolerance: int, line: str, solve: bool
+) -> Iterator[Candidate]:
+    tps = sorted({train.dim("t") if train.kind in ("megatron", "archon") else 1, 1}, reverse=True)
+    widths = (4, 2) if FP32_HINT.search(line) or not line else (2, 4)
+    for tp in tps:
+        vocab = m.vocab_size // tp
+        for width in widths:
+            what = "fp32 log-softmax" if width == 4 else "bf16 logits"
+            shard = f" / {tp} tensor-parallel ranks" if tp > 1 else ""
+            if train.tokens_per_mb:
+                full = formulas.logits_bytes(train.tokens_per_mb, m.vocab_size, width, tp)
+                if _close(full, request, tolerance):
+                    yield Candidate(
+                        "logits",
+                        full,
+                        f"{train.tokens_per_mb} tokens x {m.vocab_size} vocabulary{shard} x "
+                        f"{width} bytes ({what})",
+                        {
+                            "tokens": train.tokens_per_mb,
+                            "vocab_size": m.vocab_size,
+                            "bytes_per_value": width,
+                            "tensor_parallel": tp,
+                        },
+                        exact=True,
+                        note="one full micro-batch (mb_spec.max_tokens_per_mb)",
+                    )
+    if not solve:
+        return
+    tp, width = tps[0], widths[0]
+    vocab = m.vocab_size // tp
+    tokens = round(request / (vocab * width))
+    if tokens < 1:
+        return
+    what = "fp32 log-softmax" if width == 4 else "bf16 logits"
+    shard = f" / {tp} tensor-parallel ranks" if tp > 1 else ""
+    note = ""
+    if train.tokens_per_mb:
+        if tokens > train.tokens_per_mb * 1.02:
+            note = (
+                f"more than mb_spec.max_tokens_per_mb ({train.tokens_per_mb}): a sequence "
+                "longer than the cap forms a micro-batch of its own"
+            )
+        elif tokens < train.tokens_per_mb * 0.98:
+            note = f"a micro-batch below the cap of {train.tokens_per_mb} tokens"
+        else:
+            note = "one full micro-batch (mb_spec.max_tokens_per_mb)"
+    yield Candidate(
+        "logits",
+        tokens * vocab * width,
+        f"{tokens} tokens x {m.vocab_size} vocabulary{shard} x {width} bytes ({what})",
+        {
+            "tokens": tokens,
+            "vocab_size": m.vocab_size,
+            "bytes_per_value": width,
+            "tensor_parallel": tp,
+        },
+        note=note,
+    )
+
+
+def kv_candidates(
+    request: int, m: ModelFacts, server: ServerSetup | None, tolerance: int, line: str, solve: bool
+) -> Iterator[Candidate]:
+    tp = server.dim("t") if server is not None else 1
+    width = server.kv_dtype_bytes if server is not None else 2
+    per_token_all = formulas.kv_bytes_per_token(m, tp, width)
+    per_layer_k = per_token_all // (m.layers * (1 if m.mla else 2))
+    vllm = "vllm" in line.lower() or (server is not None and server.server == "vllm")
+    unit, what = (
+        (per_layer_k * (1 if m.mla else 2), "one layer's K and V blocks")
+        if vllm
+        else (
+            per_layer_k,
+            "one layer's K buffer" if not m.mla else "one layer's latent KV buffer",
+        )
+    )
+    if not solve:
+        return
+    tokens = round(request / unit)
+    if tokens < 1:
+        return
+    heads = formulas.kv_heads_per_rank(m, tp)
+    if m.mla:
+        shape = f"({m.kv_lora_rank} + {m.qk_rope_head_dim}) latent values"
+    else:
+        shape = f"{heads} KV heads x {m.head_dim} head dim"
+    yield Candidate(
+        "kv_cache",
+        tokens * unit,
+        f"{tokens} tokens x {shape} x {width} bytes ({what}; {m.layers} layers in all)",
+        {
+            "tokens": tokens,
+            "kv_heads_per_gpu": heads,
+            "head_dim": m.head_dim,
+            "layers": m.layers,
+            "bytes_per_value": width,
+            "tensor_parallel": tp,
+            "pool_bytes_per_token": per_token_all,
+        },
+        note=f"the whole pool: {tokens} tokens x {per_token_all} bytes per token",
+    )
+
+
+def parameter_tensors(m: ModelFacts) -> list[tuple[str, int, int]]:
+    """(name, rows, columns) of the model's large parameter tensors, largest first."""
+    h = m.hidden_size
+    tensors = [("embed_tokens", m.vocab_size, h)]
+    if not m.tie_embeddings:
+        tensors.append(("lm_head", m.vocab_size, h))
+    if not m.mla:
+        tensors += [
+            ("q_proj", m.heads * m.head_dim, h),
+            ("k_proj", m.kv_heads * m.head_dim, h),
+            ("o_proj", h, m.heads * m.head_dim),
+        ]
+    if m.moe:
+        tensors += [
+            ("experts gate_up (fused)", m.experts * 2 * m.moe_intermediate_size, h),
+            ("experts down (fused)", m.experts * h, m.moe_intermediate_size),
+            ("expert gate/up/down", m.moe_intermediate_size, h),
+        ]
+    if not m.moe or m.dense_layers:
+        tensors += [("gate/up/down_proj", m.intermediate_size, h)]
+    return sorted(tensors, key=lambda t: -t[1] * t[2])
+
+
+def parameter_candidates(
+    request: int,
+    m: ModelFacts,
+    train: TrainSetup,
+    tolerance: int,
+    family: str,
+) -> Iterator[Candidate]:
+    p = train.dtype_bytes
+    if family == "optimizer_state":
+        widths = (4,) if train.kind == "megatron" else (p, 4)
+        shards = (train.optimizer_shard,)
+        label = "an Adam moment (exp_avg / exp_avg_sq, created at the first step)"
+    elif family == "gradients":
+        widths, shards, label = (4, p), (1, train.shard), "a gradient"
+    elif family == "weight_update_buffer":
+        widths, shards, label = (p,), (1,), "a full parameter gathered for the weight update"
+        if train.weight_chunk_bytes and _close(train.weight_chunk_bytes, request, tolerance):
+            yield Candidate(
+                "weight_update_buffer",
+                train.weight_chunk_bytes,
+                f"weight_chunked_mem_mb = {train.weight_chunk_bytes >> 20} MiB",
+                {"weight_chunked_mem_mb": train.weight_chunk_bytes >> 20},
+                exact=True,
+            )
+    else:
+        widths, shards, label = (p,), (1, train.shard), "a weight"
+    for name, rows, cols in parameter_tensors(m):
+        for shard in shards:
+            for width in widths:
+                local_rows = -(-rows // shard)
+                size = local_rows * cols * width
+                if _close(size, request, tolerance):
+                    split = f" / {shard} ranks" if shard > 1 else ""
+                    yield Candidate(
+                        family,
+                        size,
+                        f"{label}: {name} {rows}{split} x {cols} x {width} bytes",
+                        {
+                            "parameter": name,
+                            "rows": rows,
+                            "columns": cols,
+                            "shard": shard,
+                            "bytes_per_value": width,
+                        },
+                        exact=True,
+                    )
+    if family in ("weights", "gradients"):
+        for width in widths:
+            size = formulas.gathered_layer_bytes(m, width)
+            if _close(size, request, tolerance):
+                yield Candidate(
+                    family,
+                    size,
+                    f"one decoder layer all-gathered: {m.layer_params} parameters x {width} bytes",
+                    {"parameters": m.layer_params, "bytes_per_value": width},
+                    exact=True,
+                )
+
+
+def activation_candidates(
+    request: int, m: ModelFacts, train: TrainSetup, tolerance: int
+) -> Iterator[Candidate]:
+    if not train.tokens_per_mb:
+        return
+    tokens = -(-train.tokens_per_mb // max(train.dim("c"), 1))
+    tp = train.dim("t")
+    inter = m.moe_intermediate_size if m.moe else m.intermediate_size
+    widths = [
+        ("MLP intermediate", inter // tp),
+        ("merged gate/up projection", 2 * inter // tp),
+        ("hidden states", m.hidden_size),
+        ("query projection", m.heads * m.head_dim // tp),
+        ("q/k/v projection", (m.heads + 2 * m.kv_heads) * m.head_dim // tp),
+    ]
+    for width_bytes in (train.dtype_bytes, 4):
+        for what, width in widths:
+            size = tokens * width * width_bytes
+            if _close(size, request, tolerance):
+                yield Candidate(
+                    "activations",
+                    size,
+                    f"{tokens} tokens x {width} ({what}) x {width_bytes} bytes",
+                    {"tokens": tokens, "width": width, "bytes_per_value": width_bytes},
+                    exact=True,
+                )
+
+
+# --- the explainer -------------------------------------------------------------------
+
+
+def explain(
+    report: LogReport, config: ExperimentConfig | None, model: ModelFacts | None
+) -> dict[str, Any] | None:
+    """The contract's ``allocation`` object, or None when nothing fits the request."""
+    request = report.metrics.get("tried_to_allocate_bytes")
+    if not isinstance(request, int | float) or request <= 0 or model is None:
+        return None
+    request = int(request)
+    failure = report.evidence[0].text if report.evidence else ""
+    tolerance = printed_tolerance(failure, request)
+    hint = frame_hint(report)
+    engine = "actor"
+    train = train_setup(config, engine)
+    server = server_setup(config)
+    if hint.family is not None:
+        families, solve = [hint.family], True
+    elif hint.also:
+        families, solve = list(hint.also), False
+    elif hint.has_frames:
+        return None  # a frame the rules do not know: naming a tensor would be a guess
+    else:
+        families, solve = ["logits", "activations"], False
+    for family in families:
+        for candidate in _candidates(family, request, model, train, server, tolerance, hint, solve):
+            return _as_dict(candidate, request, tolerance, hint, model)
+    return None
+
+
+def _candidates(
+    family: str,
+    request: int,
+    m: ModelFacts,
+    train: TrainSetup,
+    server: ServerSetup | None,
+    tolerance: int,
+    hint: FrameHint,
+    solve: bool,
+) -> Iterator[Candidate]:
+    if family == "logits":
+        return logits_candidates(request, m, train, tolerance, hint.line, solve)
+    if family == "kv_cache":
+        return kv_candidates(request, m, server, tolerance, hint.line, solve)
+    if family == "activations":
+        return activation_candidates(request, m, train, tolerance)
+    if family in ("optimizer_state", "gradients", "weights", "weight_update_buffer"):
+        return parameter_candidates(request, m, train, tolerance, family)
+    return iter(())
+
+
+def _as_dict(
+    c: Candidate, request: int, tolerance: int, hint: FrameHint, m: ModelFacts
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "tensor": c.tensor,
+        "bytes": c.bytes,
+        "formula": c.formula,
+        "inputs": c.inputs,
+        "requested_bytes": request,
+        "matches_request": _close(c.bytes, request, tolerance),
+        "matched_by": "frame and arithmetic" if hint.family else "arithmetic",
+        "model": m.name,
+        "model_source": "table" if m.from_table else "config.json",
+    }
+    if hint.line:
+        out["frame"] = hint.line
+    if c.note:
+        out["note"] = c.note
+    return out

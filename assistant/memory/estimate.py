@@ -1,0 +1,263 @@
+"""`areal-doctor estimate`: per-GPU memory of each engine a config runs, before launching.
+
+Training engines: weights, gradients and optimizer states (bytes per parameter by
+engine, optimizer and dtype, sharded as the backend string says), activations of one
+micro-batch with and without gradient checkpointing, and the logits of one micro-batch.
+Rollout servers: weights per tensor-parallel shard and the KV cache the memory fraction
+leaves, in tokens, against max_concurrent_rollouts x the sequence length.
+Every figure that is not read from the config or the model goes into ``assumptions``.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from assistant.knowledge import load_yaml
+from assistant.memory import formulas
+from assistant.memory.facts import ModelFacts
+from assistant.memory.setup import ServerSetup, TrainSetup, number, server_setup, train_setup
+from assistant.memory.sizes import gib
+
+if TYPE_CHECKING:
+    from assistant.config.loader import ExperimentConfig
+
+SCHEMA = "areal-doctor/estimate/v1"
+GIB = 1 << 30
+TRAINING_ENGINES = ("actor", "critic", "ref", "teacher")
+
+
+@cache
+def settings() -> dict[str, Any]:
+    return dict((load_yaml("memory.yaml") or {}).get("assumptions") or {})
+
+
+class Notes:
+    """Assumptions, each said once, in the order they were made."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, text: str) -> None:
+        if text not in self.items:
+            self.items.append(text)
+
+
+def micro_batch_tokens(config: ExperimentConfig | None, setup: TrainSetup, notes: Notes) -> int:
+    if setup.tokens_per_mb:
+        return setup.tokens_per_mb
+    max_length = number(config, "train_dataset.max_length")
+    new_tokens = number(config, "gconfig.max_new_tokens")
+    if max_length and new_tokens:
+        tokens = int(max_length + new_tokens)
+        notes.add(
+            f"{setup.engine}.mb_spec.max_tokens_per_mb is not set: one micro-batch taken as one "
+            f"sequence of train_dataset.max_length + gconfig.max_new_tokens = {tokens} tokens"
+        )
+        return tokens
+    tokens = int(settings()["default_sequence_tokens"])
+    notes.add(f"{setup.engine}: micro-batch size unknown, {tokens} tokens assumed")
+    return tokens
+
+
+def training_engine(
+    config: ExperimentConfig | None, m: ModelFacts, engine: str, gpu: int, notes: Notes
+) -> dict[str, Any]:
+    setup = train_setup(config, engine)
+    if setup.backend is None:
+        notes.add(f"{engine}: no backend string, one GPU assumed")
+    if config is None or config.source(f"{engine}.dtype") != "config":
+        notes.add(f"{engine}.dtype not set: {settings()['dtype']} assumed (AReaL default)")
+    tokens = micro_batch_tokens(config, setup, notes)
+    per_param = formulas.train_bytes_per_param(
+        setup.kind, setup.optimizer or "adam", setup.dtype_bytes
+    )
+    params = m.params
+    weights = int(params * per_param["weights"]) // setup.shard
+    grads = states = 0
+    if setup.optimizer is not None:
+        grads = int(params * per_param["gradients"]) // setup.shard
+        states = int(params * per_param["optimizer_states"]) // setup.optimizer_shard
+    tp = setup.dim("t")
+    cp = setup.dim("c")
+    act = {
+        flag: formulas.activation_bytes(
+            m, tokens, checkpointing=flag, dtype_bytes=setup.dtype_bytes, tp=tp, cp=cp
+        )
+        for flag in (False, True)
+    }
+    training = setup.optimizer is not None
+    activations = (
+        act[setup.checkpointing]
+        if training
+        else formulas.activation_bytes(
+            m, tokens, checkpointing=True, dtype_bytes=setup.dtype_bytes, tp=tp, cp=cp
+        )
+        - m.layers * m.hidden_size * -(-tokens // cp) * setup.dtype_bytes
+    )
+    vocab_tp = tp if setup.kind in ("megatron", "archon") else 1
+    logits = formulas.logits_peak_bytes(-(-tokens // cp), m.vocab_size, vocab_tp, setup.dtype_bytes)
+    gathered = 0
+    if setup.kind in ("fsdp", "archon") and setup.shard > 1:
+        gathered = 2 * formulas.gathered_layer_bytes(m, setup.dtype_bytes, tp)  # this + prefetch
+    overhead = int(settings()["train_overhead_gib"] * GIB)
+    notes.add(
+        f"training ranks: {settings()['train_overhead_gib']} GiB for the CUDA context, NCCL and "
+        "allocator slack; activations counted per decoder layer from the Hugging Face layer "
+        "(norms, q/k/v, attention output, gated MLP), flash attention, no dropout"
+    )
+    notes.add(
+        "logits: the lm_head output in the compute dtype plus its float32 log-softmax, "
+        "both kept for the backward pass"
+    )
+    if m.moe and setup.kind == "megatron" and setup.dim("e") > 1:
+        notes.add("expert parallelism (e) is not subtracted: MoE expert weights counted unsplit")
+    per_gpu = {
+        "weights_bytes": weights,
+        "gradients_bytes": grads,
+        "optimizer_states_bytes": states,
+        "activations_bytes": activations,
+        "logits_bytes": logits,
+        "gathered_layers_bytes": gathered,
+        "overhead_bytes": overhead,
+    }
+    total = sum(per_gpu.values())
+    out: dict[str, Any] = {
+        "backend": setup.backend.text() if setup.backend is not None else None,
+        "role": "training",
+        "per_gpu": per_gpu,
+        "total_bytes": total,
+        "fits": total <= gpu,
+        "tokens_per_micro_batch": tokens,
+        "gradient_checkpointing": setup.checkpointing,
+        "optimizer": setup.optimizer,
+        "dtype_bytes": setup.dtype_bytes,
+    }
+    if training:
+        out["activations_without_checkpointing_bytes"] = act[False]
+        out["activations_with_checkpointing_bytes"] = act[True]
+    return out
+
+
+def rollout_engine(
+    config: ExperimentConfig | None, m: ModelFacts, server: ServerSetup, gpu: int, notes: Notes
+) -> dict[str, Any]:
+    tp, pp = server.dim("t"), server.dim("p")
+    weights = formulas.server_weight_bytes(m, server.dtype_bytes, tp, pp)
+    per_token = formulas.kv_bytes_per_token(m, tp, server.kv_dtype_bytes, pp)
+    context = int(settings()["cuda_context_gib"] * GIB)
+    notes.add(
+        f"rollout: {settings()['cuda_context_gib']} GiB of CUDA context before the weights load"
+    )
+    if config is None or config.source(server.fraction_key) != "config":
+        notes.add(f"{server.fraction_key} not set: {server.fraction} assumed (AReaL default)")
+    if server.server == "sglang":
+        kv_bytes, kv_tokens = formulas.sglang_kv_pool(
+            gpu, weights, server.fraction, per_token, context
+        )
+        share = int((gpu - context) * server.fraction)
+    else:
+        batched = server.batched_tokens or int(settings()["vllm_max_num_batched_tokens"])
+        if not server.batched_tokens:
+            notes.add(
+                "vllm.max_num_batched_tokens not set: the profiling pass assumed at "
+                f"{batched} tokens"
+            )
+        peak = formulas.vllm_profile_peak_bytes(m, batched, tp, server.dtype_bytes)
+        kv_bytes, kv_tokens = formulas.vllm_kv_pool(
+            gpu,
+            weights,
+            server.fraction,
+            per_token,
+            peak_activation_bytes=peak,
+            non_torch_bytes=context,
+        )
+        share = int(gpu * server.fraction)
+    default_len = int(settings()["default_sequence_tokens"])
+    sequence = server.sequence_tokens or default_len
+    if not server.sequence_tokens:
+        notes.add(f"sequence length not set: {sequence} tokens per sequence assumed")
+    max_len = server.max_len or default_len
+    replicas = max(server.replicas, 1)
+    concurrency = server.concurrency
+    per_server = None
+    if concurrency:
+        per_server = -(-concurrency * server.samples_per_rollout // replicas)
+        notes.add(
+            "concurrent sequences per server: rollout.max_concurrent_rollouts x gconfig.n_samples "
+            f"/ {replicas} data-parallel servers"
+        )
+    else:
+        notes.add("rollout.max_concurrent_rollouts not set: concurrency not checked")
+    needed = per_server * sequence if per_server else None
+    fits = weights <= share and kv_tokens > 0
+    if server.server == "vllm":
+        if not server.max_len:
+            notes.add(f"{server.max_len_key} not set: {max_len} assumed (AReaL default)")
+        fits = fits and kv_tokens >= max_len  # vLLM refuses a max_model_len it cannot hold
+    out: dict[str, Any] = {
+        "backend": server.backend.text() if server.backend is not None else None,
+        "role": "inference",
+        "per_gpu": {"weights_bytes": weights, "kv_cache_bytes": kv_bytes},
+        "kv_cache_tokens": kv_tokens,
+        "kv_bytes_per_token": per_token,
+        "total_bytes": weights + kv_bytes + context,
+        "fits": fits,
+        "memory_share_bytes": share,
+        "sequence_tokens": sequence,
+        "sequence_tokens_from": server.sequence_key if server.sequence_tokens else "assumption",
+        "sequences_in_kv_cache": formulas.sequences_that_fit(kv_tokens, sequence),
+    }
+    if needed is not None:
+        out["concurrent_rollouts_per_server"] = per_server
+        out["tokens_for_full_concurrency"] = needed
+        out["concurrency_fits"] = kv_tokens >= needed
+    return out
+
+
+def estimate(
+    config: ExperimentConfig,
+    model: ModelFacts,
+    *,
+    gpu_bytes: int | None = None,
+    gpu_source: str | None = None,
+) -> dict[str, Any]:
+    from assistant.config.engines import all_layouts
+
+    notes = Notes()
+    if gpu_bytes is None:
+        gpu_bytes = int(settings()["gpu_memory_gib"] * GIB)
+        notes.add(f"GPU memory: {settings()['gpu_memory_gib']} GiB assumed (no --gpu-memory)")
+    elif gpu_source:
+        notes.add(f"GPU memory: {gib(gpu_bytes)} GiB from {gpu_source}")
+    if model.from_table:
+        notes.add(f"model sizes from the bundled table: {model.name} ({model.source})")
+    engines: dict[str, Any] = {}
+    layouts = {layout.engine: layout for layout in all_layouts(config)}
+    for engine in TRAINING_ENGINES:
+        if engine in layouts and (engine == "actor" or isinstance(config.get(engine), dict)):
+            engines[engine] = training_engine(config, model, engine, gpu_bytes, notes)
+    server = server_setup(config)
+    if server is not None:
+        engines["rollout"] = rollout_engine(config, model, server, gpu_bytes, notes)
+    if any(layout.colocated for layout in layouts.values()):
+        notes.add("engines colocated on the same GPUs: their totals add up on those GPUs")
+    return {
+        "schema": SCHEMA,
+        "gpu_memory_bytes": gpu_bytes,
+        "model": {
+            "name": model.name,
+            "params": model.params,
+            "vocab_size": model.vocab_size,
+            "layers": model.layers,
+            "hidden_size": model.hidden_size,
+            "kv_heads": model.kv_heads,
+            "head_dim": model.head_dim,
+            "experts": model.experts,
+            "source": "table" if model.from_table else "config.json",
+            "source_detail": model.source,
+        },
+        "engines": engines,
+        "fits": all(e["fits"] for e in engines.values()),
+        "assumptions": notes.items,
+    }

@@ -1,0 +1,218 @@
+"""Bytes of each tensor family, each derived from the code that allocates it.
+
+Every function is plain integer arithmetic on ModelFacts and config numbers, so the
+unit tests can check them against hand-computed values. The source file each formula
+follows is cited beside it (read at the snapshots fetched for this project).
+"""
+
+from __future__ import annotations
+
+from assistant.memory.facts import ModelFacts
+
+GIB = 1 << 30
+MIB = 1 << 20
+
+# --- training: logits and log-probabilities -----------------------------------------
+
+
+def logits_bytes(tokens: int, vocab: int, bytes_per_value: int = 4, tp: int = 1) -> int:
+    """One [tokens, vocab/tp] tensor.
+
+    areal/utils/functional/vocab_parallel.py: gather_logprobs(_entropy) computes
+    ``log_softmax(logits.float() / temperature)`` - a float32 copy of the logits, so
+    tokens x vocabulary x 4 bytes; under tensor parallelism (Megatron, Archon) each
+    rank holds a vocabulary shard (``_VocabParallelLogProbs``: [*, vocab/tp]). The
+    lm_head output itself is in the compute dtype (2 bytes for bf16).
+    """
+    return tokens * (vocab // max(tp, 1)) * bytes_per_value
+
+
+def logits_peak_bytes(tokens: int, vocab: int, tp: int = 1, dtype_bytes: int = 2) -> int:
+    """What one micro-batch's logits hold at the log-softmax: the lm_head output in the
+    compute dtype plus its float32 log-softmax (kept for the backward pass)."""
+    return logits_bytes(tokens, vocab, dtype_bytes, tp) + logits_bytes(tokens, vocab, 4, tp)
+
+
+# --- training: activations ------------------------------------------------------------
+
+
+def layer_activation_values(m: ModelFacts, tp: int = 1) -> int:
+    """Values one decoder layer keeps per token for its backward pass (no checkpointing).
+
+    Counted from the Hugging Face decoder layer (modeling_qwen2.py / modeling_llama.py):
+    the two RMSNorm inputs and outputs (4 x hidden), q, k, v after rotary embedding
+    and the attention output (flash attention keeps no [seq, seq] scores), and the
+    gated MLP's gate, up, act(gate) and product (4 x intermediate; MoE: the routed
+    experts' share, experts_per_token x moe_intermediate). Dropout is off in RL.
+    """
+    if m.mla:
+        attn = m.heads * (m.qk_nope_head_dim + m.qk_rope_head_dim) * 2 + m.heads * m.v_head_dim
+        attn += m.kv_lora_rank + m.qk_rope_head_dim
+    else:
+        attn = (m.heads + 2 * m.kv_heads) * m.head_dim + m.heads * m.head_dim
+    if m.moe:
+        shared = m.shared_expert_intermediate_size or m.shared_experts * m.moe_intermediate_size
+        inter = m.experts_per_token * m.moe_intermediate_size + shared
+    else:
+        inter = m.intermediate_size
+    return 4 * m.hidden_size + (attn + 4 * inter) // max(tp, 1)
+
+
+def activation_bytes(
+    m: ModelFacts,
+    tokens: int,
+    *,
+    checkpointing: bool,
+    dtype_bytes: int = 2,
+    tp: int = 1,
+    cp: int = 1,
+) -> int:
+    """Activations of one micro-batch on one GPU.
+
+    Without checkpointing every layer keeps ``layer_activation_values`` per token.
+    With it (transformers' gradient_checkpointing_enable, one checkpoint per decoder
+    layer) each layer keeps only its input (hidden values per token) and one layer's
+    full set exists at a time while it is recomputed. Context parallelism (Ulysses,
+    ``c``) splits the tokens over its ranks.
+    """
+    local = -(-tokens // max(cp, 1))
+    per_layer = layer_activation_values(m, tp) * local * dtype_bytes
+    if not checkpointing:
+        return m.layers * per_layer
+    return m.layers * m.hidden_size * local * dtype_bytes + per_layer
+
+
+# --- training: weights, gradients, optimizer states -------------------------------------
+
+# Bytes per parameter, by engine and optimizer, before sharding.
+#  fsdp / archon: areal/engine/fsdp_engine.py builds the model in actor.dtype and FSDP2
+#    (fsdp_utils/parallel.py: MixedPrecisionPolicy(param_dtype=dtype)) keeps the sharded
+#    parameters and their gradients in that dtype; torch.optim.AdamW's _init_group
+#    creates exp_avg / exp_avg_sq lazily at the first step() with zeros_like(param), so
+#    in the parameter's dtype; adam_bf16 (fsdp_utils/optimizer.py AnyPrecisionAdamW)
+#    keeps bf16 momentum, variance and a bf16 Kahan compensation buffer; SGD keeps none.
+#  megatron: bf16 parameters, float32 gradient buffers (DistributedDataParallelConfig
+#    grad_reduce_in_fp32 = True in areal/api/cli_args.py) and the distributed optimizer's
+#    float32 master weights plus two float32 Adam moments, sharded over data parallel
+#    ranks (adam_bf16: precision-aware optimizer with bf16 moments).
+
+
+def train_bytes_per_param(engine: str, optimizer: str, dtype_bytes: int) -> dict[str, float]:
+    """{"weights", "gradients", "optimizer_states"} bytes per parameter (unsharded)."""
+    optimizer = (optimizer or "adam").lower()
+    if engine == "megatron":
+        states = {"adam": 12.0, "adam_bf16": 8.0, "sgd": 4.0}.get(optimizer, 12.0)
+        return {"weights": float(dtype_bytes), "gradients": 4.0, "optimizer_states": states}
+    states = {
+        "adam": 2.0 * dtype_bytes,
+        "adam_bf16": 6.0,
+        "sgd": 0.0,
+    }.get(optimizer, 2.0 * dtype_bytes)
+    return {
+        "weights": float(dtype_bytes),
+        "gradients": float(dtype_bytes),
+        "optimizer_states": states,
+    }
+
+
+def gathered_layer_bytes(m: ModelFacts, dtype_bytes: int = 2, tp: int = 1) -> int:
+    """One decoder layer all-gathered by FSDP for its forward/backward (unsharded)."""
+    return m.layer_params * dtype_bytes // max(tp, 1)
+
+
+# --- rollout servers: weights and KV cache -------------------------------------------
+
+
+def server_weight_bytes(m: ModelFacts, dtype_bytes: int = 2, tp: int = 1, pp: int = 1) -> int:
+    """Weights on one server GPU: every linear layer and the vocabulary embedding are
+    split over the tensor-parallel ranks (SGLang/vLLM Column/RowParallelLinear,
+    VocabParallelEmbedding), the layers over pipeline stages."""
+    return m.params * dtype_bytes // max(tp, 1) // max(pp, 1)
+
+
+def kv_heads_per_rank(m: ModelFacts, tp: int) -> int:
+    """sglang model_config.get_num_kv_heads / vllm get_num_kv_heads: max(1, kv / tp);
+    KV heads are replicated when tp exceeds them."""
+    return max(1, m.kv_heads // max(tp, 1))
+
+
+def kv_bytes_per_token(m: ModelFacts, tp: int = 1, kv_dtype_bytes: int = 2, pp: int = 1) -> int:
+    """KV-cache bytes one token takes on one GPU, K and V over all its layers.
+
+    SGLang python/sglang/srt/model_executor/model_runner.py (profile_max_num_token):
+      cell_size = num_kv_heads(tp) * head_dim * num_layers * 2 * element_size(kv dtype)
+      MLA models: (kv_lora_rank + qk_rope_head_dim) * num_layers * element_size
+    vLLM vllm/v1/kv_cache_interface.py (AttentionSpec.page_size_bytes):
+      2 * block_size * num_kv_heads * head_size * dtype_size per layer per block.
+    """
+    layers = -(-m.layers // max(pp, 1))
+    if m.mla:
+        return (m.kv_lora_rank + m.qk_rope_head_dim) * layers * kv_dtype_bytes
+    return kv_heads_per_rank(m, tp) * m.head_dim * layers * 2 * kv_dtype_bytes
+
+
+def sglang_kv_pool(
+    gpu_bytes: int,
+    weight_bytes: int,
+    mem_fraction_static: float,
+    per_token: int,
+    context_bytes: int = 0,
+) -> tuple[int, int]:
+    """(pool bytes, tokens) of SGLang's KV pool.
+
+    model_runner.py profile_max_num_token: total = free memory before loading,
+    available = free memory after loading the weights,
+      rest_memory   = available - total * (1 - mem_fraction_static)
+      max_num_token = int(rest_memory * (1 << 30) // cell_size)
+    With total = GPU - context and available = total - weights this is
+      (GPU - context) * mem_fraction_static - weights.
+    """
+    total = gpu_bytes - context_bytes
+    rest = int(total * mem_fraction_static) - weight_bytes
+    if rest <= 0 or per_token <= 0:
+        return max(rest, 0), 0
+    return rest, rest // per_token
+
+
+def vllm_kv_pool(
+    gpu_bytes: int,
+    weight_bytes: int,
+    gpu_memory_utilization: float,
+    per_token: int,
+    *,
+    peak_activation_bytes: int = 0,
+    non_torch_bytes: int = 0,
+    block_size: int = 16,
+) -> tuple[int, int]:
+    """(pool bytes, tokens) of vLLM's KV cache.
+
+    vllm/v1/worker/gpu_worker.py determine_available_memory (V0: worker.py
+    determine_num_available_blocks): requested = total * gpu_memory_utilization;
+    available_kv = requested - (weights + peak activation of the profiling run +
+    non-torch memory). vllm/v1/core/kv_cache_utils.py: num_blocks =
+    available // (page_size_bytes * num_layers); tokens = num_blocks * block_size.
+    """
+    available = int(gpu_bytes * gpu_memory_utilization) - (
+        weight_bytes + peak_activation_bytes + non_torch_bytes
+    )
+    if available <= 0 or per_token <= 0:
+        return max(available, 0), 0
+    blocks = available // (per_token * block_size)
+    return available, blocks * block_size
+
+
+def vllm_profile_peak_bytes(
+    m: ModelFacts, batched_tokens: int, tp: int = 1, dtype_bytes: int = 2
+) -> int:
+    """Peak activation of vLLM's profiling forward pass over max_num_batched_tokens:
+    the merged gate_up output (2 x intermediate), SiluAndMul's output (1 x
+    intermediate) and three hidden-size buffers (residual, hidden, norm output) per
+    token (vllm/model_executor/models/llama.py LlamaMLP / LlamaDecoderLayer)."""
+    inter = m.intermediate_size
+    if m.moe:
+        inter = m.experts_per_token * m.moe_intermediate_size
+    return batched_tokens * (3 * inter // max(tp, 1) + 3 * m.hidden_size) * dtype_bytes
+
+
+def sequences_that_fit(kv_tokens: int, sequence_tokens: int) -> int:
+    return kv_tokens // sequence_tokens if sequence_tokens > 0 else 0

@@ -1,0 +1,146 @@
+"""The failed allocation explained: the frame names the tensor, the arithmetic the size."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assistant.config import load_config
+from assistant.memory.allocation import explain
+from assistant.memory.facts import table_entry
+
+FIX = "tests/fixtures/memory"
+
+
+def diagnose(run_cli, log: str, config: str = "grpo-7b.yaml", *extra: str) -> dict:
+    result = run_cli(
+        "diagnose",
+        f"{FIX}/{log}",
+        "--config",
+        f"{FIX}/{config}",
+        "--format",
+        "json",
+        "--non-interactive",
+        *extra,
+    )
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_full_micro_batch_log_softmax(run_cli) -> None:
+    allocation = diagnose(run_cli, "logits-full-mb.log")["allocation"]
+    assert allocation["tensor"] == "logits"
+    assert allocation["inputs"] == {
+        "tokens": 16384,
+        "vocab_size": 152064,
+        "bytes_per_value": 4,
+        "tensor_parallel": 1,
+    }
+    assert allocation["bytes"] == 16384 * 152064 * 4
+    assert "16384 tokens x 152064 vocabulary x 4 bytes" in allocation["formula"]
+    assert "full micro-batch" in allocation["note"]
+
+
+def test_partial_micro_batch_token_count_within_rounding(run_cli) -> None:
+    allocation = diagnose(run_cli, "logits-partial-mb.log")["allocation"]
+    assert allocation["tensor"] == "logits"
+    # 3.40 GiB printed: the request was 6000 tokens give or take PyTorch's rounding
+    assert abs(allocation["inputs"]["tokens"] - 6000) <= 0.02 * 6000
+
+
+def test_optimizer_frame_names_the_lazy_adam_state(run_cli) -> None:
+    allocation = diagnose(run_cli, "optimizer-exp-avg.log")["allocation"]
+    assert allocation["tensor"] == "optimizer_state"
+    assert allocation["inputs"]["parameter"] == "embed_tokens"
+    assert allocation["inputs"]["shard"] == 4
+    assert allocation["bytes"] == 152064 // 4 * 3584 * 2
+
+
+def test_never_logits_when_the_frame_says_otherwise(run_cli) -> None:
+    data = diagnose(run_cli, "optimizer-frame-logits-size.log")
+    assert data["allocation"] is None or data["allocation"]["tensor"] != "logits"
+
+
+def test_unknown_frame_gives_no_guess(run_cli) -> None:
+    assert diagnose(run_cli, "unknown-frame.log")["allocation"] is None
+
+
+def test_no_frame_needs_an_exact_match(run_cli) -> None:
+    allocation = diagnose(run_cli, "no-frame-logits-size.log")["allocation"]
+    assert allocation["tensor"] == "logits"
+    assert allocation["matched_by"] == "arithmetic"
+
+
+def test_sglang_kv_pool_buffer(run_cli) -> None:
+    allocation = diagnose(run_cli, "sglang-kv-pool.log")["allocation"]
+    assert allocation["tensor"] == "kv_cache"
+    # one layer's K buffer: tokens x 4 KV heads x 128 x 2 bytes; 976.56 MiB ~ 1,000,000 tokens
+    assert abs(allocation["inputs"]["tokens"] - 1_000_000) <= 20_000
+
+
+def test_no_model_no_allocation(run_cli) -> None:
+    result = run_cli(
+        "diagnose", f"{FIX}/logits-full-mb.log", "--format", "json", "--non-interactive"
+    )
+    assert json.loads(result.stdout)["allocation"] is None
+
+
+def test_model_config_flag(run_cli, tmp_path) -> None:
+    cfg = tmp_path / "config.json"
+    cfg.write_text(
+        json.dumps(
+            {
+                "model_type": "llama",
+                "vocab_size": 152064,
+                "hidden_size": 1024,
+                "num_hidden_layers": 2,
+                "num_attention_heads": 8,
+            }
+        )
+    )
+    result = run_cli(
+        "diagnose",
+        f"{FIX}/logits-full-mb.log",
+        "--format",
+        "json",
+        "--non-interactive",
+        "--model-config",
+        str(cfg),
+    )
+    assert json.loads(result.stdout)["allocation"]["inputs"]["vocab_size"] == 152064
+
+
+def test_unreadable_model_config_is_exit_2(run_cli, tmp_path) -> None:
+    bad = tmp_path / "config.json"
+    bad.write_text("{")
+    result = run_cli("diagnose", f"{FIX}/logits-full-mb.log", "--model-config", str(bad))
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+
+
+def test_text_output_explains_the_request(run_cli) -> None:
+    result = run_cli(
+        "diagnose",
+        f"{FIX}/logits-full-mb.log",
+        "--config",
+        f"{FIX}/grpo-7b.yaml",
+        "--non-interactive",
+    )
+    assert "logits: 9.28 GiB = 16384 tokens x 152064 vocabulary x 4 bytes" in result.stdout
+
+
+def test_why_text_uses_the_arithmetic(run_cli) -> None:
+    data = diagnose(run_cli, "logits-full-mb.log")
+    first = data["recommendations"][0]
+    assert first["section"] == "train-micro-batch"
+    assert "9.28 GiB" in first["why"] and "2.32 GiB" in first["why"]
+
+
+@pytest.mark.parametrize("request_gib", [0.0, -1])
+def test_explain_ignores_missing_requests(request_gib: float) -> None:
+    from assistant.models import LogReport
+
+    report = LogReport(oom=True, phase="training", kind="cuda_oom", confidence=1.0)
+    report.metrics["tried_to_allocate_bytes"] = request_gib
+    config = load_config(f"{FIX}/grpo-7b.yaml")
+    assert explain(report, config, table_entry("Qwen/Qwen2.5-7B-Instruct")) is None

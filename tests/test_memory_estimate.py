@@ -1,0 +1,128 @@
+"""`areal-doctor estimate`: exit codes, the contract's JSON shape, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+FIX = "tests/fixtures/memory"
+
+
+def estimate(run_cli, config: str, *extra: str):
+    return run_cli("estimate", "--config", f"{FIX}/{config}", *extra)
+
+
+def test_json_shape(run_cli) -> None:
+    result = estimate(run_cli, "grpo-7b.yaml", "--format", "json", "--gpu-memory", "80GiB")
+    data = json.loads(result.stdout)
+    assert data["schema"] == "areal-doctor/estimate/v1"
+    assert data["gpu_memory_bytes"] == 80 * (1 << 30)
+    assert data["model"]["params"] == 7_615_616_512
+    assert data["model"]["vocab_size"] == 152064 and data["model"]["layers"] == 28
+    assert set(data["engines"]) == {"actor", "rollout"}
+    actor = data["engines"]["actor"]
+    for key in ("weights_bytes", "gradients_bytes", "optimizer_states_bytes"):
+        assert key in actor["per_gpu"]
+    assert actor["per_gpu"]["weights_bytes"] == 7_615_616_512 * 2 // 4
+    assert actor["per_gpu"]["logits_bytes"] == 16384 * 152064 * (2 + 4)
+    assert (
+        actor["activations_with_checkpointing_bytes"]
+        < actor["activations_without_checkpointing_bytes"]
+    )
+    rollout = data["engines"]["rollout"]
+    assert rollout["kv_cache_tokens"] > 0
+    assert rollout["per_gpu"]["weights_bytes"] == 7_615_616_512 * 2
+    assert isinstance(data["assumptions"], list) and data["assumptions"]
+    assert result.exit_code == (0 if data["fits"] else 1)
+
+
+def test_clearly_fits_exits_0(run_cli) -> None:
+    result = estimate(run_cli, "small-fits.yaml")
+    assert result.exit_code == 0, result.stdout
+    assert "Every engine fits" in result.stdout
+
+
+def test_clearly_does_not_fit_exits_1(run_cli) -> None:
+    result = estimate(run_cli, "huge-72b-one-gpu.yaml", "--format", "json")
+    data = json.loads(result.stdout)
+    assert result.exit_code == 1
+    assert data["engines"]["actor"]["fits"] is False
+    assert data["engines"]["rollout"]["fits"] is False
+
+
+def test_default_gpu_size_is_an_assumption(run_cli) -> None:
+    data = json.loads(estimate(run_cli, "small-fits.yaml", "--format", "json").stdout)
+    assert any("80 GiB assumed" in item for item in data["assumptions"])
+    assert any("bundled table" in item for item in data["assumptions"])
+
+
+def test_text_table(run_cli) -> None:
+    out = estimate(run_cli, "grpo-7b.yaml", "--gpu-memory", "141GB").stdout
+    assert "engine" in out and "actor" in out and "rollout" in out
+    assert "141.00 GiB" in out
+    assert "Assumptions" in out
+
+
+def test_model_config_for_an_unknown_model(run_cli, tmp_path) -> None:
+    cfg = tmp_path / "config.json"
+    cfg.write_text(
+        json.dumps(
+            {
+                "model_type": "llama",
+                "vocab_size": 32000,
+                "hidden_size": 2048,
+                "num_hidden_layers": 16,
+                "num_attention_heads": 16,
+                "intermediate_size": 5632,
+            }
+        )
+    )
+    no_model = estimate(run_cli, "tiny-model.yaml")
+    assert no_model.exit_code == 2 and "--model-config" in no_model.stderr
+    result = estimate(run_cli, "tiny-model.yaml", "--model-config", str(cfg), "--format", "json")
+    data = json.loads(result.stdout)
+    assert data["model"]["source"] == "config.json"
+    assert set(data["engines"]) == {"actor", "rollout"}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--gpu-memory", "80"),
+        ("--gpu-memory", "lots"),
+        ("--model-config", "/nonexistent/config.json"),
+    ],
+)
+def test_bad_input_is_exit_2_with_one_line(run_cli, args) -> None:
+    result = estimate(run_cli, "grpo-7b.yaml", *args)
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_unreadable_config_is_exit_2(run_cli, tmp_path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("actor: [unclosed\n")
+    result = run_cli("estimate", "--config", str(bad))
+    assert result.exit_code == 2
+
+
+def test_estimate_help_has_examples(capsys) -> None:
+    from assistant.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["estimate", "--help"])
+    assert "examples:" in capsys.readouterr().out
+
+
+def test_no_torch_import() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from assistant.cli import main; "
+        "main(['estimate', '--config', 'tests/fixtures/memory/grpo-7b.yaml', '--format', 'json']); "
+        "assert 'torch' not in sys.modules"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
