@@ -97,7 +97,14 @@ def _headline(report: LogReport, lang: str, s: Styler) -> list[str]:
             BOLD,
             RED,
         )
-    ]
+    ] + _stage_line(report, lang)
+
+
+def _stage_line(report: LogReport, lang: str) -> list[str]:
+    from assistant.logs.stage import stage_name
+
+    name = stage_name(report.stage, lang)
+    return [_t("stage_line", lang, stage=name, id=report.stage)] if name else []
 
 
 def _root_cause(report: LogReport, lang: str, s: Styler) -> list[str]:
