@@ -124,7 +124,6 @@ def run_check(args: argparse.Namespace) -> int:
     from assistant.config import check_config, load_config
     from assistant.pipeline import resolve_lang
     from assistant.render import render_check
-
     from assistant.tree.engine import config_known
 
     config = load_config(args.config)

@@ -23,6 +23,7 @@ def rules() -> dict[str, Any]:
 
     return load_yaml("inferences.yaml") or {}
 
+
 _PARAMS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([BbMm])(?![a-zA-Z])")
 
 

@@ -85,8 +85,11 @@ def find_stage(window: Window | None, phase: str, sig: Signature) -> StageResult
     frames = _traceback(lines, fail, stream)
     if len(frames) < MIN_TRACEBACK:
         frames += _copies_tracebacks(lines, fail, sig)
+    # a line without a prefix (a paste) may belong to any process around it
     before = [
-        line for line in lines[max(0, fail - reach) : fail] if line.clean.stream in (stream, "")
+        line
+        for line in lines[max(0, fail - reach) : fail]
+        if not stream or line.clean.stream in (stream, "")
     ]
     result = StageResult(status=_status(before, status_rules))
     candidates = [r for r in rules if r.phase == phase or phase == "unknown"]
@@ -109,9 +112,7 @@ def _traceback(lines: Sequence[WindowLine], fail: int, stream: str) -> list[Wind
     return [line for line in lines[start:fail] if line.clean.stream in (stream, "")]
 
 
-def _copies_tracebacks(
-    lines: Sequence[WindowLine], fail: int, sig: Signature
-) -> list[WindowLine]:
+def _copies_tracebacks(lines: Sequence[WindowLine], fail: int, sig: Signature) -> list[WindowLine]:
     """Frames of the tracebacks that end at other copies of the failure message."""
     opening = [p for p in sig.patterns if p.search(lines[fail].text)][:1] or list(sig.patterns)
     found: list[WindowLine] = []

@@ -49,7 +49,7 @@ class Context:
         if head in ("phase", "kind", "oom", "stage"):
             return getattr(self.report, head)
         if head == "given":  # an answer the user gave (flag or TUI), not one found or defaulted
-            return self.book.given[rest][0] if rest in self.book.given else None
+            return self.book.value(rest) if rest in self.book.given else None
         if head == "facts":
             return self.report.facts.get(rest)
         if head == "metrics":
@@ -101,9 +101,11 @@ class Context:
         for name in ("running_req", "token_usage", "queue_req"):
             found[name] = facts.get(name)
         queue = facts.get("queue_req")
-        found["queue_text"] = {"en": f", {queue} queued", "zh": f"，{queue} 个排队"}[
-            self.lang
-        ] if isinstance(queue, int) and queue > 0 else ""
+        found["queue_text"] = (
+            {"en": f", {queue} queued", "zh": f"，{queue} 个排队"}[self.lang]
+            if isinstance(queue, int) and queue > 0
+            else ""
+        )
         usage = facts.get("token_usage")
         found["pool_text"] = (
             {
