@@ -142,9 +142,11 @@ def run_check(args: argparse.Namespace) -> int:
     from assistant.config import check_config, load_config
     from assistant.pipeline import resolve_lang
     from assistant.render import render_check
+    from assistant.tree.engine import config_known
 
     config = load_config(args.config)
-    warnings = check_config(config, lang=resolve_lang(args.lang))
+    lang = resolve_lang(args.lang)
+    warnings = check_config(config, lang=lang, known=config_known(config, lang))
     write_out(
         render_check(
             config,

@@ -110,6 +110,8 @@ class LogReport:
     # {"expandable_segments": True, "vllm_sleep_mode": True, "server": "sglang",
     #  "signature_tags": ["startup_kv_pool"], "model_params_b": 7}
     facts: dict[str, Any] = field(default_factory=dict)
+    # where inside the phase it failed (knowledge/stages.yaml), e.g. "optimizer_state_init"
+    stage: str | None = None
     language: str = "en"  # language the input is written in ("zh" or "en")
     files: list[str] = field(default_factory=list)
     lines_read: int = 0

@@ -76,7 +76,7 @@ ANSWERS = st.fixed_dictionaries(
 )
 
 
-def assert_patch_is_safe(config: ExperimentConfig, patch: dict) -> None:
+def assert_patch_is_safe(config: ExperimentConfig, patch: dict, known: dict | None = None) -> None:
     new_text = patched_text(config, patch)
     reloaded = config_from_text(new_text)
     expected = config.with_patch(patch).data
@@ -86,14 +86,16 @@ def assert_patch_is_safe(config: ExperimentConfig, patch: dict) -> None:
         for line in difflib.ndiff(config.text.splitlines(), new_text.splitlines())
         if line.startswith("- ")
     ]
-    leaf_names = {key.rsplit(".", 1)[-1] for key in patch}
-    for line in removed:  # only lines holding a patched key were rewritten
-        assert any(name in line for name in leaf_names), line
+    # only lines holding a patched key (or, for a key added to a flow mapping such as
+    # ``env_vars: {}``, the line of its parent) were rewritten
+    names = {part for key in patch for part in key.split(".") if not part.isdigit()}
+    for line in removed:
+        assert any(name in line for name in names), line
     assert new_text.count("${") >= config.text.count("${")
     comments = [line.split("#", 1)[1] for line in config.text.splitlines() if "#" in line]
     assert all(comment in new_text for comment in comments)
-    before = {w.id for w in check_config(config)}
-    after = {w.id for w in check_config(reloaded)}
+    before = {w.id for w in check_config(config, known=known)}
+    after = {w.id for w in check_config(reloaded, known=known)}
     assert after <= before, after - before
 
 
@@ -164,10 +166,17 @@ def test_every_fix_on_generated_configs_is_safe(
 ) -> None:
     flags = {k: (v, "flag") for k, v in answers.items()}
     decision = decide(report, config, flags, "en", True)
+    # an answer the user gave is kept (the fix says when the config casts doubt on it)
+    known = {"shared_fileroot": True} if answers.get("shared_fileroot") == "yes" else None
     for recommendation in decision.recommendations:
         if recommendation.patch:
-            assert_patch_is_safe(config, recommendation.patch)
+            assert_patch_is_safe(config, recommendation.patch, known)
+    # The floor holds every sample the run can produce: one prompt plus its generation
+    # (max_length + max_new_tokens) and, for multi-turn runs, the longest conversation
+    # (which already counts the prompt and every turn): the larger of the two.
     floor = config.get("train_dataset.max_length") + config.get("gconfig.max_new_tokens")
+    if answers.get("multi_turn") == "yes":
+        floor = max(floor, int(answers.get("longest_conversation_tokens", 0)))
     for recommendation in decision.recommendations:
         value = recommendation.patch.get("actor.mb_spec.max_tokens_per_mb")
         assert value is None or value >= floor  # never below the floor

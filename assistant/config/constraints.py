@@ -80,13 +80,24 @@ def _at_least_sum(
     config: ExperimentConfig, item: dict, known: Mapping, lang: str
 ) -> Iterator[dict]:
     value = usable_number(config.get(item["key"]))
+    floor = known.get(item["known_floor"]) if item.get("known_floor") else None
+    if floor is not None:  # the decision tree's floor (multi-turn, SFT, answers)
+        limit, terms = floor
+        if value is not None and config.source(item["key"]) == "config" and value < limit:
+            yield {"value": value, "limit": limit, "terms": terms}
+        return
     addends = [usable_number(config.get(k)) for k in item["sum"]]
     written = all(config.source(k) == "config" for k in [item["key"], *item["sum"]])
     if value is None or None in addends or not written:
         return
     limit = sum(a for a in addends if a is not None)
     if value < limit:
-        yield {"value": value, "limit": int(limit) if float(limit).is_integer() else limit}
+        terms = " + ".join(item["sum"])
+        yield {
+            "value": value,
+            "limit": int(limit) if float(limit).is_integer() else limit,
+            "terms": terms,
+        }
 
 
 @checker("all_equal")
@@ -206,6 +217,8 @@ def _shared_fileroot(
     if not isinstance(fileroot, str) or not fileroot.strip():
         yield {"problem": _pick(problems["unset"], lang)}
         return
+    if known.get("shared_fileroot") is True:
+        return  # the user said it is shared: the tree notes the doubt, the check does not overrule
     nodes = usable_number(config.get("cluster.n_nodes")) or 1
     local = any(
         fileroot == p or fileroot.startswith(p.rstrip("/") + "/")

@@ -52,9 +52,12 @@ class Resolver:
         node: Any = self.data
         parts = key.split(".")
         for index, part in enumerate(parts):
-            if not isinstance(node, dict) or part not in node:
+            if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]  # a list item: scheduling_spec.0.env_vars
+            elif not isinstance(node, dict) or part not in node:
                 return UNKNOWN
-            node = node[part]
+            else:
+                node = node[part]
             if has_interpolation(node) and index < len(parts) - 1:
                 node = self._resolve(node, _stack + (key,))
         return self._resolve(node, _stack + (key,)) if resolve else node

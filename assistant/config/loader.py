@@ -191,12 +191,23 @@ class ExperimentConfig:
 
 
 def set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
-    """Set ``a.b.c`` in nested dicts, creating (or replacing non-mapping) parents."""
+    """Set ``a.b.c`` in nested dicts, creating (or replacing non-mapping) parents.
+
+    A number after a list names an existing item (``actor.scheduling_spec.0.env_vars``).
+    """
     parts = key.split(".")
-    node = data
-    for part in parts[:-1]:
+    node: Any = data
+    for depth, part in enumerate(parts[:-1]):
+        if isinstance(node, list):
+            child = node[int(part)]
+            if not isinstance(child, dict):
+                child = node[int(part)] = {}
+            node = child
+            continue
         child = node.get(part)
-        if not isinstance(child, dict):
+        following = parts[depth + 1]
+        into_list = isinstance(child, list) and following.isdigit() and int(following) < len(child)
+        if not isinstance(child, dict) and not into_list:
             child = {}
             node[part] = child
         node = child

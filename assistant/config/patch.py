@@ -145,7 +145,11 @@ def _apply(text: str, key: str, value: Any, name: str) -> str:
         return _append_block(text, key.split("."), value, 0)
     parts = key.split(".")
     node = root
+    skip = False
     for depth, part in enumerate(parts):
+        if skip:  # the list index consumed below
+            skip = False
+            continue
         pair = _find_pair(node, part)
         if pair is None:
             return _insert(text, node, parts[depth:], value, depth == 0)
@@ -159,6 +163,10 @@ def _apply(text: str, key: str, value: Any, name: str) -> str:
         if isinstance(value_node, yaml.MappingNode) and not is_alias:
             node = value_node
             continue
+        item = _list_item(value_node, parts, depth) if not is_alias else None
+        if item is not None:  # ``scheduling_spec.0.env_vars``: into an item of a list
+            node, skip = item, True
+            continue
         if _is_null(value_node) and not is_alias and node.flow_style:
             return _fill_null_flow(text, value_node, parts[depth + 1 :], value)
         if _is_null(value_node) and not is_alias:
@@ -166,6 +174,19 @@ def _apply(text: str, key: str, value: Any, name: str) -> str:
         where = ".".join(parts[: depth + 1])
         raise PatchError(f"{name}: cannot patch {key}: {where} is not a plain mapping here")
     raise AssertionError("unreachable")
+
+
+def _list_item(node: Any, parts: list[str], depth: int) -> Any:
+    """The mapping item of a block or flow list that ``parts[depth + 1]`` indexes."""
+    import yaml
+
+    if not isinstance(node, yaml.SequenceNode) or depth + 2 >= len(parts):
+        return None  # a list item itself is never replaced, only keys inside it
+    index = parts[depth + 1]
+    if not index.isdigit() or int(index) >= len(node.value):
+        return None
+    item = node.value[int(index)]
+    return item if isinstance(item, yaml.MappingNode) else None
 
 
 def _find_pair(node: Any, part: str) -> tuple[Any, Any] | None:

@@ -15,8 +15,14 @@ from assistant.models import Inference
 # figures kept for arithmetic but not shown as metrics (not a single number)
 INTERNAL_FIGURES = ("process_list_bytes",)
 SELF_MATCH_TOLERANCE = 0.15  # a "Process N" entry this close to our own usage is us
-OTHERS_SHARE_MIN = 0.05
-SNAPSHOT_SHARE_MIN = 0.5  # of the device, outside this process's allocator at its snapshot
+
+
+def rules() -> dict[str, Any]:
+    """The cut-offs of knowledge/inferences.yaml (shared with the decision tree)."""
+    from assistant.knowledge import load_yaml
+
+    return load_yaml("inferences.yaml") or {}
+
 
 _PARAMS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([BbMm])(?![a-zA-Z])")
 
@@ -73,10 +79,24 @@ def inferences(metrics: dict[str, int | float]) -> list[Inference]:
                 round(share, 3),
                 {
                     "en": f"{share:.0%} of the memory PyTorch holds ({format_bytes(unallocated)}) "
-                    "is reserved but unallocated"
-                    + (" - fragmentation is likely" if share >= 0.2 else ""),
+                    "is reserved but unallocated",
                     "zh": f"PyTorch 持有的显存中有 {share:.0%}（{format_bytes(unallocated)}）"
-                    "已保留但未分配" + ("，很可能存在碎片" if share >= 0.2 else ""),
+                    "已保留但未分配",
+                },
+            )
+        )
+    times = fragmentation_times(metrics)
+    if times is not None and tried is not None and unallocated is not None:
+        found.append(
+            Inference(
+                "fragmentation",
+                round(times, 1),
+                {
+                    "en": f"the {format_bytes(unallocated)} PyTorch had cached but not handed out "
+                    f"could have held the failed request ({format_bytes(tried)}) {times:.1f} "
+                    "times over: fragmentation is likely",
+                    "zh": f"PyTorch 已缓存但未分配的 {format_bytes(unallocated)} 足以容纳失败的请求"
+                    f"（{format_bytes(tried)}）{times:.1f} 倍：很可能存在碎片",
                 },
             )
         )
@@ -144,12 +164,27 @@ def inferences(metrics: dict[str, int | float]) -> list[Inference]:
     return found
 
 
+def fragmentation_times(metrics: dict[str, int | float]) -> float | None:
+    """How many times the cached-but-unallocated memory could have held the failed
+    request, when that meets the fragmentation rule of knowledge/inferences.yaml."""
+    rule = rules().get("fragmentation") or {}
+    tried = metrics.get("tried_to_allocate_bytes")
+    unallocated = metrics.get("reserved_unallocated_bytes")
+    if not tried or tried <= 0 or unallocated is None:
+        return None
+    times = unallocated / tried
+    if times < rule["min_times_request"] or unallocated < rule["min_unallocated_bytes"]:
+        return None
+    return times
+
+
 def _held_elsewhere(metrics: dict[str, int | float]) -> int | None:
     total = metrics.get("total_capacity_bytes")
     if total is None:
         return _held_at_snapshot(metrics)
+    rule = rules().get("held_elsewhere") or {}
     others = metrics.get("other_processes_bytes")
-    if others is not None and total and others >= OTHERS_SHARE_MIN * total:
+    if others is not None and total and others >= rule["min_share"] * total:
         return int(others)
     if others is not None or total is None:
         return None
@@ -163,9 +198,9 @@ def _held_elsewhere(metrics: dict[str, int | float]) -> int | None:
         if allocated is None or unallocated is None:
             return None
         own = allocated + unallocated + metrics.get("cuda_graph_pools_bytes", 0)
-        threshold = 0.25  # without NVML's figure, CUDA context and NCCL buffers are unaccounted
+        threshold = rule["min_share_without_process_figure"]
     else:
-        threshold = OTHERS_SHARE_MIN
+        threshold = rule["min_share"]
     held = int(total - free - own)
     return held if held >= threshold * total else None
 
@@ -188,4 +223,5 @@ def _held_at_snapshot(metrics: dict[str, int | float]) -> int | None:
     if used is None or not total or reserved is None:
         return None
     held = int(used - reserved)
-    return held if held >= SNAPSHOT_SHARE_MIN * total else None
+    share = (rules().get("held_elsewhere") or {})["min_share_at_snapshot"]
+    return held if held >= share * total else None

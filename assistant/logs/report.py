@@ -11,6 +11,7 @@ from assistant.logs.group import in_time_order
 from assistant.logs.infer import derive_metrics, inferences, model_params_b
 from assistant.logs.match import Hit
 from assistant.logs.rules import Rules
+from assistant.logs.stage import find_stage
 from assistant.logs.windows import Window
 from assistant.models import Consequence, Evidence, Finding, LogReport, Notice
 
@@ -186,6 +187,11 @@ def oom_report(
     evidence = [first.evidence[0], *phase_evidence(root, names)]
     evidence += _pressure_evidence(collected.hits, root, rules, names)
     evidence += [c.example for c in cascade]
+    facts = collect_facts(collected, root)
+    where = find_stage(root.window, first.phase, root.signature)
+    facts.update(where.status)
+    if where.stage is not None:
+        facts["stage"] = where.stage
     return LogReport(
         oom=True,
         phase=first.phase,
@@ -196,7 +202,8 @@ def oom_report(
         inferences=inferences(first.metrics),
         findings=findings,
         consequences=cascade,
-        facts=collect_facts(collected, root),
+        facts=facts,
+        stage=where.stage,
     )
 
 

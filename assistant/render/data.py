@@ -18,6 +18,7 @@ def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
         "oom": report.oom,
         "phase": report.phase,
         "kind": report.kind,
+        "stage": report.stage,
         "confidence": round(report.confidence, 3),
         "evidence": [evidence_dict(e) for e in report.evidence],
         "metrics": dict(report.metrics),

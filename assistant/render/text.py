@@ -100,7 +100,7 @@ def _headline(report: LogReport, lang: str, s: Styler) -> list[str]:
             BOLD,
             RED,
         )
-    ]
+    ] + _stage_line(report, lang)
     if report.facts.get("memory_unproven"):
         lines.append(s(_t("unproven", lang), YELLOW))
     return lines
@@ -118,6 +118,13 @@ def _notices(report: LogReport, lang: str, s: Styler) -> list[str]:
             first = notice.evidence[0]
             lines.append("    " + s(f"{_where(first)}  {_line(first)}", DIM))
     return lines
+
+
+def _stage_line(report: LogReport, lang: str) -> list[str]:
+    from assistant.logs.stage import stage_name
+
+    name = stage_name(report.stage, lang)
+    return [_t("stage_line", lang, stage=name, id=report.stage)] if name else []
 
 
 def _root_cause(report: LogReport, lang: str, s: Styler) -> list[str]:

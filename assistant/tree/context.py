@@ -46,8 +46,10 @@ class Context:
 
     def lookup(self, path: str) -> Any:
         head, _, rest = path.partition(".")
-        if head in ("phase", "kind", "oom"):
+        if head in ("phase", "kind", "oom", "stage"):
             return getattr(self.report, head)
+        if head == "given":  # an answer the user gave (flag or TUI), not one found or defaulted
+            return self.book.value(rest) if rest in self.book.given else None
         if head == "facts":
             return self.report.facts.get(rest)
         if head == "metrics":
@@ -94,7 +96,29 @@ class Context:
             "reserved_unallocated_gib": "reserved_unallocated_bytes",
             "other_processes_gib": "other_processes_bytes",
         }
-        found = {key: self.metric_gib(metric) for key, metric in names.items()}
+        found: dict[str, Any] = {key: self.metric_gib(metric) for key, metric in names.items()}
+        facts = self.report.facts
+        for name in ("running_req", "token_usage", "queue_req"):
+            found[name] = facts.get(name)
+        queue = facts.get("queue_req")
+        found["queue_text"] = (
+            {"en": f", {queue} queued", "zh": f"，{queue} 个排队"}[self.lang]
+            if isinstance(queue, int) and queue > 0
+            else ""
+        )
+        usage = facts.get("token_usage")
+        found["pool_text"] = (
+            {
+                "en": f" (the pool itself had room: token usage {usage})",
+                "zh": f"（池本身还有空间：token 使用率 {usage}）",
+            }[self.lang]
+            if isinstance(usage, int | float)
+            else ""
+        )
+        share = self.lookup("derived.others_share")
+        found["others_share"] = f"{share:.0%}" if isinstance(share, float) else None
+        fileroot = self.config.get("cluster.fileroot") if self.has_config else None
+        found["fileroot"] = fileroot if isinstance(fileroot, str) else None
         return {k: v for k, v in found.items() if v is not None}
 
 
@@ -140,16 +164,84 @@ def _oversized(ctx: Context) -> bool:
 
 @derived("fragmentation")
 def _fragmentation(ctx: Context) -> bool:
-    metrics = ctx.report.metrics
-    unallocated = metrics.get("reserved_unallocated_bytes")
-    if not isinstance(unallocated, int | float) or unallocated <= 0:
+    """The log reader stated the fragmentation inference (its rule: knowledge/inferences.yaml)."""
+    return _fragmentation_times(ctx) is not None
+
+
+def _fragmentation_times(ctx: Context) -> float | None:
+    from assistant.logs.infer import fragmentation_times
+
+    stated = ctx.inference("fragmentation")
+    if isinstance(stated, int | float) and not isinstance(stated, bool):
+        return stated
+    return fragmentation_times(ctx.report.metrics)  # the same rule on the figures
+
+
+@derived("fragmentation_lead")
+def _fragmentation_lead(ctx: Context) -> bool:
+    from assistant.logs.infer import rules
+
+    times = _fragmentation_times(ctx)
+    lead = rules()["fragmentation"]["lead_times_request"]
+    return isinstance(times, int | float) and times >= lead
+
+
+@derived("others_share")
+def _others_share(ctx: Context) -> float | None:
+    """Share of the GPU the log shows held outside the failing process."""
+    held = ctx.inference("held-by-other-processes")
+    total = ctx.report.metrics.get("total_capacity_bytes") or ctx.report.metrics.get(
+        "snapshot_device_total_bytes"
+    )
+    if not isinstance(held, int | float) or isinstance(held, bool) or not total:
+        return None
+    return round(held / total, 3)
+
+
+@derived("others_most")
+def _others_most(ctx: Context) -> bool:
+    from assistant.logs.infer import rules
+
+    share = ctx.lookup("derived.others_share")
+    return isinstance(share, float) and share >= rules()["held_elsewhere"]["most_share"]
+
+
+@derived("pool_full")
+def _pool_full(ctx: Context) -> bool:
+    """The server's last status line shows its KV pool (nearly) full."""
+    usage = ctx.report.facts.get("token_usage")
+    return isinstance(usage, int | float) and usage >= ctx.settings["pool_full_token_usage"]
+
+
+@derived("colocated")
+def _colocated(ctx: Context) -> bool:
+    """Trainer and inference server take turns on the same GPUs (offload, colocation)."""
+    if not ctx.has_config:
         return False
-    tried = metrics.get("tried_to_allocate_bytes")
-    total = metrics.get("total_capacity_bytes")
-    if not isinstance(tried, int | float) or not isinstance(total, int | float) or total <= 0:
-        return False
-    share = ctx.settings["fragmentation_share_of_total"]
-    return unallocated >= tried and unallocated / total >= share
+    if ctx.config.get("enable_offload") is True:
+        return True
+    for engine in ("rollout", "actor"):
+        layout = engine_layout(ctx.config, engine)
+        if layout is not None and layout.colocated:
+            return True
+    return False
+
+
+@derived("failing_engine")
+def _failing_engine(ctx: Context) -> str:
+    """The engine whose worker ran out of memory: its scheduling_spec gets env vars."""
+    if ctx.report.phase == "generation" or ctx.report.stage == "inference_side":
+        return "rollout"
+    return "actor"
+
+
+@derived("fileroot_node_local")
+def _fileroot_node_local(ctx: Context) -> bool:
+    fileroot = ctx.config.get("cluster.fileroot") if ctx.has_config else None
+    prefixes = ctx.settings["node_local_prefixes"]
+    return isinstance(fileroot, str) and any(
+        fileroot == p or fileroot.startswith(p.rstrip("/") + "/") for p in prefixes
+    )
 
 
 @derived("startup_kv")

@@ -20,10 +20,9 @@ from assistant.models import ConfigWarning, Decision, LogReport, Recommendation,
 from assistant.tree.conditions import holds, same
 from assistant.tree.context import Context
 from assistant.tree.questions import QuestionBook
-from assistant.tree.values import VALUE_FUNCTIONS, NotApplicable, StepResult
+from assistant.tree.values import VALUE_FUNCTIONS, NotApplicable, StepResult, env_patch
 
 CHANGE_LINE = {"en": "Change: {key}: {old} -> {new}", "zh": "修改：{key}：{old} -> {new}"}
-ENV_LINE = {"en": "Environment: {name}={value}", "zh": "环境变量：{name}={value}"}
 UNSET = {"en": "(not set)", "zh": "（未设置）"}
 
 
@@ -74,16 +73,26 @@ def decide(
             outcome = _evaluate(ctx, fallback, data, baseline)
             if isinstance(outcome, Recommendation):
                 decision.recommendations.append(outcome)
+        _place_second(decision, second_leads(ctx, data))
+        if use_defaults and ctx.has_config:
+            _patchable_first(ctx, decision, data)
     decision.questions = book.questions()
-    if decision.recommendations:
-        first = decision.recommendations[0].patch
-        decision.patch = nest(first)
-        decision.cli_overrides = [f"{key}={override_text(value)}" for key, value in first.items()]
+    chosen = _auto_patch(decision, data)
+    if chosen is not None:
+        decision.patch = nest(chosen.patch)
+        decision.cli_overrides = [
+            f"{key}={override_text(value)}" for key, value in chosen.patch.items()
+        ]
     return decision
 
 
 def candidate_fixes(ctx: Context, data: Mapping[str, Any]) -> list[str]:
-    """Lead fixes the evidence calls for, then the first matching plan's fixes."""
+    """Lead fixes the evidence calls for, then the first matching plan's fixes.
+
+    A lead marked ``second`` is offered right after the plan's first fix (see
+    ``_place_second``): the evidence calls for it, but not strongly enough to put
+    it before the guide's order.
+    """
     chosen: list[str] = [
         lead["fix"] for lead in data.get("leads") or [] if holds(lead.get("when"), ctx.lookup)
     ]
@@ -94,12 +103,90 @@ def candidate_fixes(ctx: Context, data: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(chosen))
 
 
+def second_leads(ctx: Context, data: Mapping[str, Any]) -> set[str]:
+    firsts = {
+        lead["fix"]
+        for lead in data.get("leads") or []
+        if not lead.get("second") and holds(lead.get("when"), ctx.lookup)
+    }
+    return {
+        lead["fix"]
+        for lead in data.get("leads") or []
+        if lead.get("second") and lead["fix"] not in firsts and holds(lead.get("when"), ctx.lookup)
+    }
+
+
+def _place_second(decision: Decision, seconds: set[str]) -> None:
+    recs = decision.recommendations
+    moved = [r for r in recs if r.fix in seconds]
+    rest = [r for r in recs if r.fix not in seconds]
+    if moved and rest:
+        decision.recommendations = rest[:1] + moved + rest[1:]
+
+
+def _auto(rec: Recommendation, data: Mapping[str, Any]) -> bool:
+    """A fix whose patch may be applied without a person choosing it (never SGD)."""
+    return bool(rec.patch) and data["fixes"].get(rec.fix, {}).get("auto_patch", True) is not False
+
+
+def _auto_patch(decision: Decision, data: Mapping[str, Any]) -> Recommendation | None:
+    """The recommendation whose patch becomes THE patch: the first that has one."""
+    return next((r for r in decision.recommendations if _auto(r, data)), None)
+
+
+def _patchable_first(ctx: Context, decision: Decision, data: Mapping[str, Any]) -> None:
+    """Without a person to ask, the first fix must be one whose patch can be computed;
+    the ones passed over stay in the list and ``skipped`` says why they are not first."""
+    recs = decision.recommendations
+    index = next((i for i, r in enumerate(recs) if _auto(r, data)), None)
+    if not index:
+        return
+    first = recs[index]
+
+    def uncomputed(rec: Recommendation) -> bool:
+        """A config fix whose value needed an answer (not advice or a code change)."""
+        steps = data["fixes"].get(rec.fix, {}).get("patch") or []
+        changes = [s for s in steps if "vars" not in s]
+        return bool(changes) and not rec.patch and not rec.env and not rec.code_change
+
+    passed_over = [r for r in recs[:index] if uncomputed(r)]
+    if not passed_over:
+        return
+    for passed in passed_over:
+        template = _pick(data["reasons"]["not-first-no-patch"], ctx.lang)
+        text = _format(template, {"fix": passed.section, "first": first.section})
+        decision.skipped.append(Skipped(passed.section, text, passed.fix))
+    kept = [r for r in recs[:index] if not uncomputed(r)]
+    decision.recommendations = kept + [first] + passed_over + recs[index + 1 :]
+
+
 def _known_facts(ctx: Context) -> dict[str, Any]:
-    """Facts for config checks that need no question (heads from a flag or the log)."""
+    """Facts for config checks that need no question (heads from a flag or the log),
+    what the user answered (a check never overrides it), and the micro-batch floor
+    the tree computes, so that warnings and fixes use the same floor."""
     heads = ctx.book.given.get("attention_heads", (None,))[0] or ctx.report.facts.get(
         "attention_heads"
     )
-    return {"attention_heads": heads} if isinstance(heads, int) else {}
+    known: dict[str, Any] = {"attention_heads": heads} if isinstance(heads, int) else {}
+    if "shared_fileroot" in ctx.book.given:
+        known["shared_fileroot"] = ctx.book.given["shared_fileroot"][0]
+    if ctx.has_config:
+        from assistant.tree.values import micro_batch_floor_value
+
+        asked = dict(ctx.book.asked)  # peek: the floor must not add questions by itself
+        floor, terms = micro_batch_floor_value(ctx)
+        ctx.book.asked = asked
+        if floor is not None:
+            known["micro_batch_floor"] = (floor, terms)
+    return known
+
+
+def config_known(config: ExperimentConfig, lang: str = "en") -> dict[str, Any]:
+    """What ``check`` knows without a log: the same floor ``diagnose`` uses by default."""
+    report = LogReport(False, "none", "none", 1.0)
+    book = QuestionBook(report, config, {}, lang, True)
+    ctx = Context(report, config, book, lang, dict(tree().get("settings") or {}))
+    return _known_facts(ctx)
 
 
 def _evaluate(
@@ -150,6 +237,8 @@ def _run_steps(ctx: Context, spec: Mapping[str, Any]) -> StepResult:
         total.patch.update(part.patch)
         total.env.update(part.env)
         total.vars.update({k: v for k, v in part.vars.items() if v is not None})
+    # an environment variable goes where AReaL starts the engine's workers
+    total.patch.update(env_patch(ctx, total.env))
     return total
 
 
@@ -187,8 +276,6 @@ def _why(
         old = ctx.config.get(key)
         old_text = UNSET[ctx.lang] if old is None else override_text(old)
         parts.append(CHANGE_LINE[ctx.lang].format(key=key, old=old_text, new=override_text(value)))
-    for name, value in result.env.items():
-        parts.append(ENV_LINE[ctx.lang].format(name=name, value=value))
     return "\n".join(parts)
 
 

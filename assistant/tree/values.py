@@ -55,18 +55,59 @@ def _written_number(ctx: Context, key: str) -> float | None:
 # --- micro-batch floor ------------------------------------------------------------------
 
 
+def offline_training(ctx: Context) -> bool:
+    """SFT, reward-model or DPO training: the dataset holds whole samples, nothing is generated."""
+    kind = ctx.config.get("train_dataset.type") if ctx.has_config else None
+    if isinstance(kind, str) and kind.lower() in ctx.settings["offline_dataset_types"]:
+        return True
+    return ctx.has_config and all(
+        ctx.config.source(key) != "config" for key in ("gconfig", "rollout")
+    )
+
+
+def _sample_length(ctx: Context) -> tuple[float | None, str]:
+    """train_dataset.max_length, else the longest prompt/sample the user gave (asked)."""
+    max_length = _written_number(ctx, "train_dataset.max_length")
+    if max_length is not None:
+        return max_length, str(int(max_length))
+    if not ctx.has_config:  # nothing to patch: do not ask
+        return None, ""
+    asked = usable_number(ctx.answer("longest_prompt_tokens"))
+    if asked is not None:
+        return asked, f"{int(asked)} (longest_prompt_tokens)"
+    return None, ""
+
+
 def micro_batch_floor_value(ctx: Context) -> tuple[int | None, str]:
-    """(floor, how it was computed); floor None when the config does not give it."""
+    """(floor, how it was computed); floor None when neither config nor answers give it.
+
+    The floor must hold the longest sample the run can produce in one micro-batch:
+    SFT/RM/DPO: the longest sample (max_length); RL: the prompt plus the generation
+    (max_length + max_new_tokens); multi-turn RL: the longest conversation, which
+    already counts the prompt and every turn (gconfig.max_tokens or the answer), but
+    never less than one single-turn sample.
+    """
+    length, length_text = _sample_length(ctx)
+    if offline_training(ctx):
+        if length is None:
+            return None, "train_dataset.max_length (SFT/RM/DPO: the longest sample)"
+        return int(length), f"{length_text} (SFT/RM/DPO: the longest sample)"
     new_tokens = _written_number(ctx, "gconfig.max_new_tokens")
+    single = None
+    single_text = "train_dataset.max_length + gconfig.max_new_tokens"
+    if length is not None and new_tokens is not None:
+        single = usable_number(length + new_tokens)
+        single_text = f"{length_text} + {int(new_tokens)}"
     if ctx.answer("multi_turn"):
         longest = usable_number(ctx.answer("longest_conversation_tokens"))
-        if longest is None or new_tokens is None:
-            return None, "longest_conversation_tokens + gconfig.max_new_tokens"
-        return int(longest + new_tokens), f"{int(longest)} + {int(new_tokens)}"
-    max_length = _written_number(ctx, "train_dataset.max_length")
-    if max_length is None or new_tokens is None or usable_number(max_length + new_tokens) is None:
-        return None, "train_dataset.max_length + gconfig.max_new_tokens"
-    return int(max_length + new_tokens), f"{int(max_length)} + {int(new_tokens)}"
+        if longest is None:  # a conversation may be far longer than one turn: ask
+            return None, "the longest conversation (longest_conversation_tokens)"
+        if single is not None and single > longest:
+            return int(single), f"max({single_text}, longest conversation {int(longest)})"
+        return int(longest), f"longest conversation {int(longest)}"
+    if single is None:
+        return None, single_text
+    return int(single), single_text
 
 
 @value_fn("micro_batch_floor")
@@ -219,10 +260,48 @@ def actor_more_parallel(ctx: Context, step: Mapping[str, Any]) -> StepResult:
 
 @value_fn("expandable_segments_env")
 def expandable_segments_env(ctx: Context, step: Mapping[str, Any]) -> StepResult:
-    """Add expandable_segments:True to whatever PYTORCH_CUDA_ALLOC_CONF already holds."""
-    current = str(ctx.report.facts.get("alloc_conf") or "").strip().strip(",")
+    """Add expandable_segments:True to whatever PYTORCH_CUDA_ALLOC_CONF already holds
+    (in the failing engine's env_vars, else as the log shows it)."""
+    name = step["env"]
+    written = [
+        str(env.get(name)) for _, env in env_var_blocks(ctx) if env.get(name) not in (None, "")
+    ]
+    current = (written[0] if written else str(ctx.report.facts.get("alloc_conf") or "")).strip()
+    current = current.strip(",")
     value = f"{current},expandable_segments:True" if current else "expandable_segments:True"
-    return StepResult(env={step["env"]: value})
+    return StepResult(env={name: value})
+
+
+def env_var_blocks(ctx: Context) -> list[tuple[str, dict[str, Any]]]:
+    """(dotted key, mapping) of each env_vars block of the failing engine's scheduling_spec.
+
+    A scheduling_spec written as ``${other.scheduling_spec}`` is patched where it
+    points to, so the copy the engine really reads changes.
+    """
+    if not ctx.has_config:
+        return []
+    engine = ctx.lookup("derived.failing_engine")
+    key = f"{engine}.scheduling_spec"
+    for _ in range(4):  # follow ${...} references, a few levels at most
+        raw = ctx.config.raw(key)
+        if isinstance(raw, str) and raw.startswith("${") and raw.endswith("}"):
+            key = raw[2:-1].strip()
+            continue
+        break
+    specs = ctx.config.get(key)
+    out: list[tuple[str, dict[str, Any]]] = []
+    for index, spec in enumerate(specs if isinstance(specs, list) else []):
+        env = spec.get("env_vars") if isinstance(spec, dict) else None
+        if isinstance(env, dict) and isinstance(ctx.config.raw(f"{key}.{index}.env_vars"), dict):
+            out.append((f"{key}.{index}.env_vars", env))
+    return out
+
+
+def env_patch(ctx: Context, env: Mapping[str, str]) -> dict[str, str]:
+    """Patch keys that put ``env`` into every env_vars block of the failing engine."""
+    return {
+        f"{where}.{name}": value for where, _ in env_var_blocks(ctx) for name, value in env.items()
+    }
 
 
 @value_fn("optimizer_memory")
