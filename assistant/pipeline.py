@@ -62,8 +62,12 @@ def conclude(
     answers: Answers | None = None,
     lang: str = "auto",
     use_defaults: bool = True,
+    focus: int = 0,
 ) -> Diagnosis:
     """Run the stages after classification: decide, patch, retrieve docs.
+
+    ``focus`` is the fix the user is looking at (0: fix #1): only questions whose
+    answer can change it, or a fix before it, are marked to be asked.
 
     Answering a follow-up question calls this again with the same report, so the
     log is never read twice.
@@ -71,7 +75,7 @@ def conclude(
     from assistant.tree import decide
 
     out_lang = resolve_lang(lang, report)
-    decision = decide(report, config, answers or {}, out_lang, use_defaults)
+    decision = decide(report, config, answers or {}, out_lang, use_defaults, focus)
     diagnosis = Diagnosis(report=report, decision=decision, lang=out_lang)
     diagnosis.docs = retrieve_docs(report, decision, out_lang)
     if config is not None and decision.patch:
