@@ -129,6 +129,7 @@ class Recommendation:
     fix: str = ""  # id of the fix in knowledge/tree.yaml
     env: dict[str, str] = field(default_factory=dict)  # environment variables to set
     code_change: str | None = None  # a change that is code, not config (shown as such)
+    checks: list[str] = field(default_factory=list)  # "check your value" instead of a patch
 
 
 @dataclass

@@ -75,7 +75,8 @@ def _first_fix(diagnosis: Diagnosis, lang: str, s: Styler, *, updated: bool = Fa
             + s(f"{_t('code_change', lang)}: ", YELLOW)
             + first.code_change.strip().splitlines()[0]
         )
-    if not (decision.cli_overrides or first.env or first.code_change):
+    lines += ["  " + s(check, YELLOW) for check in first.checks]
+    if not (decision.cli_overrides or first.env or first.code_change or first.checks):
         lines.append("  " + s(_t("first_fix_no_change", lang), DIM))
     if decision.provisional:
         assumed = ", ".join(

@@ -167,6 +167,7 @@ def _evaluate(
         fix=fix_id,
         env=result.env,
         code_change=_pick(spec["code_change"], ctx.lang) if spec.get("code_change") else None,
+        checks=checks,
     )
 
 
