@@ -107,6 +107,35 @@ def question_text(question: Question, lang: str) -> Text:
     return text
 
 
+def fix_text(diagnosis: Diagnosis, lang: str, *, has_config: bool) -> Text:
+    """Answer first: the fix in focus and its change, marked provisional while it may move."""
+    decision = diagnosis.decision
+    if not decision.recommendations:
+        return Text(t("chat.no_fix", lang), style="yellow")
+    number = decision.focus
+    rec = decision.recommendations[number]
+    parts: list[Text | str] = [
+        Text(t("chat.fix_n", lang, number=number + 1, title=rec.title), style="bold")
+    ]
+    parts += [Text(f"  {key}={_scalar(value)}", style="green") for key, value in rec.patch.items()]
+    parts += [Text(f"  {key}={value}", style="green") for key, value in rec.env.items()]
+    parts += [Text(f"  {check}", style="yellow") for check in rec.checks]
+    if not (rec.patch or rec.env or rec.checks):
+        key = "chat.fix_no_value" if has_config else "chat.patch_needs_config"
+        parts.append(Text(t(key, lang), style="dim"))
+    if decision.provisional:
+        assumed = ", ".join(f"{q.id} = {_shown_answer(q, lang)}" for q in decision.provisional)
+        parts.append(Text(t("chat.provisional", lang, assumed=assumed), style="italic yellow"))
+    else:
+        parts.append(Text(t("chat.confirmed", lang), style="italic green"))
+    return lines(*parts)
+
+
+def _shown_answer(question: Question, lang: str) -> str:
+    answer = question.answer if question.source else question.default
+    return t("answer.unknown", lang) if answer in (None, "") else str(answer)
+
+
 def final_text(diagnosis: Diagnosis, lang: str, *, has_config: bool) -> Text:
     """Once no question is open: the fix to try first, the others, where the patch is."""
     decision = diagnosis.decision
