@@ -147,6 +147,7 @@ class Conversation:
                 section_title(doc.section, self.lang),
                 doc.snippet if doc.lang == self.lang else "",
                 doc.terms,
+                doc.weak,
             )
             for doc in docs[:CHAT_DOCS]
         ]

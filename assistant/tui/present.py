@@ -178,17 +178,19 @@ def _scalar(value: object) -> str:
 
 
 def docs_text(
-    docs: Iterable[tuple[str, str, str, Sequence[str]]],
+    docs: Iterable[tuple[str, str, str, Sequence[str], bool]],
     lang: str,
     *,
     intro_key: str = "chat.docs_intro",
 ) -> Text:
-    """Matching guide sections: (section id, title, snippet, matched terms) each."""
+    """Matching guide sections: (section id, title, snippet, matched terms, weak) each."""
     parts: list[Text | str] = [Text(t(intro_key, lang), style="bold")]
-    for section, title, snippet, terms in docs:
+    for section, title, snippet, terms, weak in docs:
         entry = Text("• ", end="")
         entry.append_text(literal(title, "bold cyan"))
         entry.append(f"  [{section}]", style="dim")
+        if weak:
+            entry.append(f"  {t('chat.weak_match', lang)}", style="yellow")
         parts.append(entry)
         if snippet:
             line = quoted("   " + " ".join(snippet.split()), "dim")

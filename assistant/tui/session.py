@@ -33,6 +33,12 @@ class DocItem:
     lang: str = ""  # language of ``snippet``
     terms: tuple[str, ...] = ()  # query terms the snippet matched
 
+    @property
+    def weak(self) -> bool:
+        from assistant.search.engine import WEAK_SCORE
+
+        return self.score < WEAK_SCORE
+
 
 @dataclass
 class Outcome:
