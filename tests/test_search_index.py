@@ -194,7 +194,7 @@ def test_extra_sections_are_left_out_when_their_weight_is_zero():
     query = "PYTORCH_CUDA_ALLOC_CONF expandable_segments fragmentation"
     guide_only = IndexConfig(notes_weight=0.0)
     assert all(not hit.section.startswith("x-") for hit in search(query, k=10, config=guide_only))
-    assert search(query, k=1)[0].section == "x-fragmentation"
+    assert "x-fragmentation" in [hit.section for hit in search(query, k=3)]
     assert search(query, k=1, include_extra=True)[0].section == "x-fragmentation"
 
 
