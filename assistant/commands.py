@@ -22,8 +22,8 @@ def run_diagnose(args: argparse.Namespace) -> int:
 
     if args.patch_out is not None and not args.config:
         raise UserError("--patch-out needs --config (the file to patch)")
-    config = load_config_arg(args.config)
-    if args.patch_out is not None:  # refuse a bad target before reading the logs
+    config = load_config_or_warn(args.config)
+    if args.patch_out is not None and config is not None:  # refuse a bad target early
         from assistant.config import check_target
 
         check_target(args.patch_out, config_path=config.path, force=args.force)
@@ -45,7 +45,10 @@ def run_diagnose(args: argparse.Namespace) -> int:
     if interactive:
         diagnosis = ask_open_questions(diagnosis, config, answers, model_config)
     if args.patch_out is not None:
-        write_patch(args, config, diagnosis)
+        if config is None:
+            print("areal-doctor: no config to patch; --patch-out left untouched", file=sys.stderr)
+        else:
+            write_patch(args, config, diagnosis)
     write_out(render_diagnosis(diagnosis, args.format, color=use_color(), redact=args.redact))
     return EXIT_FOUND if diagnosis.report.oom else EXIT_NOT_FOUND
 
@@ -66,18 +69,26 @@ def ask_open_questions(
     answers: dict[str, tuple[str, str]],
     model_config: str | None = None,
 ) -> Any:
-    """Ask each open question on the terminal, one at a time, until none is left.
+    """Answer first, then ask: the fix to try first is shown before any question.
 
-    Each answer can open or close other questions, so the tree is walked again
-    after every answer; the log is not read again.
+    Only questions whose answer can change that fix are asked, one at a time; the
+    tree is walked again after every answer (the log is not read again) and the
+    fix is shown again when it changed. A skipped question takes its default.
+    Questions that cannot change the fix take their default at the end.
     """
     from assistant import pipeline
     from assistant.prompting import ask
+    from assistant.render.text import render_first_fix
 
+    color = use_color(sys.stderr)
     answers = dict(answers)
-    while diagnosis.decision.open_questions:
-        question = diagnosis.decision.open_questions[0]
-        answers[question.id] = (ask(question, diagnosis.lang), "user")
+    if diagnosis.decision.asking:
+        sys.stderr.write(render_first_fix(diagnosis, color=color, headline=True))
+    while diagnosis.decision.asking:
+        before = render_first_fix(diagnosis, color=False)
+        question = diagnosis.decision.asking[0]
+        reply = ask(question, diagnosis.lang)
+        answers[question.id] = (reply, "user") if reply is not None else ("", "default")
         diagnosis = pipeline.conclude(
             diagnosis.report,
             config=config,
@@ -86,7 +97,16 @@ def ask_open_questions(
             use_defaults=False,
             model_config=model_config,
         )
-    return diagnosis
+        if render_first_fix(diagnosis, color=False) != before:
+            sys.stderr.write(render_first_fix(diagnosis, color=color, updated=True))
+    return pipeline.conclude(
+        diagnosis.report,
+        config=config,
+        answers=answers,
+        lang=diagnosis.lang,
+        use_defaults=True,
+        model_config=model_config,
+    )
 
 
 def write_patch(args: argparse.Namespace, config: Any, diagnosis: Any) -> None:
@@ -102,12 +122,20 @@ def write_patch(args: argparse.Namespace, config: Any, diagnosis: Any) -> None:
     )
 
 
-def load_config_arg(path: str | None) -> Any:
+def load_config_or_warn(path: str | None) -> Any:
+    """The config, or None with a one-line warning: a bad config never stops a diagnosis."""
     if path is None:
         return None
     from assistant.config import load_config
 
-    return load_config(path)
+    try:
+        return load_config(path)
+    except UserError as exc:
+        print(
+            f"areal-doctor: warning: {exc}; diagnosing without it (AReaL defaults assumed)",
+            file=sys.stderr,
+        )
+        return None
 
 
 def parse_answers(raw: list[str]) -> dict[str, tuple[str, str]]:

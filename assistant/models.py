@@ -129,6 +129,9 @@ class Question:
     default: Any = None
     answer: Any = None
     source: str | None = None  # AnswerSource, or None while still open
+    # False when no answer can change the fix shown (#1, or the fix the user moved
+    # to): such a question is not asked, and takes its default at the end
+    matters: bool = True
 
 
 @dataclass
@@ -140,6 +143,7 @@ class Recommendation:
     fix: str = ""  # id of the fix in knowledge/tree.yaml
     env: dict[str, str] = field(default_factory=dict)  # environment variables to set
     code_change: str | None = None  # a change that is code, not config (shown as such)
+    checks: list[str] = field(default_factory=list)  # "check your value" instead of a patch
 
 
 @dataclass
@@ -164,10 +168,21 @@ class Decision:
     warnings: list[ConfigWarning] = field(default_factory=list)
     patch: dict[str, Any] = field(default_factory=dict)  # nested YAML fragment
     cli_overrides: list[str] = field(default_factory=list)
+    focus: int = 0  # index of the recommendation whose questions are asked (0: fix #1)
 
     @property
     def open_questions(self) -> list[Question]:
         return [q for q in self.questions if q.source is None]
+
+    @property
+    def asking(self) -> list[Question]:
+        """Open questions whose answer can change the fix shown: the ones to ask."""
+        return [q for q in self.open_questions if q.matters]
+
+    @property
+    def provisional(self) -> list[Question]:
+        """Questions not answered by the user, log or config that could change the fix shown."""
+        return [q for q in self.questions if q.matters and q.source in (None, "default")]
 
 
 @dataclass

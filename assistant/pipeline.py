@@ -71,8 +71,12 @@ def conclude(
     lang: str = "auto",
     use_defaults: bool = True,
     model_config: str | None = None,
+    focus: int = 0,
 ) -> Diagnosis:
     """Run the stages after classification: decide, patch, retrieve docs.
+
+    ``focus`` is the fix the user is looking at (0: fix #1): only questions whose
+    answer can change it, or a fix before it, are marked to be asked.
 
     Answering a follow-up question calls this again with the same report, so the
     log is never read twice.
@@ -80,7 +84,7 @@ def conclude(
     from assistant.tree import decide
 
     out_lang = resolve_lang(lang, report)
-    decision = decide(report, config, answers or {}, out_lang, use_defaults)
+    decision = decide(report, config, answers or {}, out_lang, use_defaults, focus)
     diagnosis = Diagnosis(report=report, decision=decision, lang=out_lang)
     diagnosis.allocation = explain_allocation(report, config, model_config)
     diagnosis.docs = retrieve_docs(report, decision, out_lang)

@@ -143,6 +143,9 @@ def main() -> int:
     parser.add_argument("--b", type=float)
     parser.add_argument("--weights", help="e.g. title=2,heading=1,keys=2,body=1,glossary=1")
     parser.add_argument("--extra", action="store_true", help="also index the x- sections")
+    parser.add_argument(
+        "--notes-weight", type=float, help="scale of the x- notes' own index (0: left out)"
+    )
     parser.add_argument("--show-misses", action="store_true")
     args = parser.parse_args()
 
@@ -154,6 +157,9 @@ def main() -> int:
         k1=DEFAULT_CONFIG.k1 if args.k1 is None else args.k1,
         b=DEFAULT_CONFIG.b if args.b is None else args.b,
         include_extra=args.extra or DEFAULT_CONFIG.include_extra,
+        notes_weight=DEFAULT_CONFIG.notes_weight
+        if args.notes_weight is None
+        else args.notes_weight,
     )
     queries = load_queries(args.queries)
     if args.half:

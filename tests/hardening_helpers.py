@@ -49,6 +49,16 @@ def assert_one_line_error(result, *, contains: str = "", code: int = 2) -> None:
     assert contains in result.stderr, result.stderr
 
 
+def assert_config_warning(result, *, contains: str = "") -> None:
+    """An unreadable --config of diagnose: one warning line, and the diagnosis goes on."""
+    assert result.exit_code == 0, (result.exit_code, result.stderr)
+    first = result.stderr.splitlines()[0]
+    assert first.startswith("areal-doctor: warning: "), result.stderr
+    assert "diagnosing without it" in first and contains in first, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "Memory failure" in result.stdout
+
+
 def run_module(
     *args: str,
     stdin: bytes | None = None,

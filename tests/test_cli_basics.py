@@ -85,3 +85,32 @@ def test_python_dash_m_runs_the_same_cli() -> None:
     )
     assert proc.returncode == 0
     assert __version__ in proc.stdout
+
+
+def test_a_missing_config_is_a_warning_and_the_diagnosis_is_printed(run_cli, tmp_path) -> None:
+    from hardening_helpers import TRAINING_OOM, assert_config_warning
+
+    log = tmp_path / "crash.log"
+    log.write_text(TRAINING_OOM)
+    result = run_cli("diagnose", str(log), "--config", str(tmp_path / "nope.yaml"))
+    assert_config_warning(result, contains="config file not found")
+
+
+def test_without_a_config_defaults_are_marked_as_assumptions(run_cli, tmp_path) -> None:
+    log = tmp_path / "crash.log"
+    log.write_text(
+        "[rollout] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB.\n"
+        '  File "/x/sglang/srt/model_executor/model_runner.py", line 1, in forward\n'
+    )
+    result = run_cli("diagnose", str(log), "--non-interactive")
+    assert result.exit_code == 0, result.stderr
+    first = result.stdout.split("Root cause")[0]
+    assert "Check your value of sglang.mem_fraction_static" in first
+    assert "most configs already set 0.8" in first
+    assert "mem_fraction_static=0.8" not in result.stdout  # no no-op patch
+    log.write_text(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB.\n"
+        '  File "/x/areal/engine/fsdp_engine.py", line 9, in train_batch\n'
+    )
+    result = run_cli("diagnose", str(log), "--non-interactive")
+    assert "actor.gradient_checkpointing: false (AReaL default, assumed) -> true" in result.stdout

@@ -8,7 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from hardening_helpers import CONFIG, ROOT, TRAINING_OOM, assert_one_line_error, run_module
+from hardening_helpers import (
+    CONFIG,
+    ROOT,
+    TRAINING_OOM,
+    assert_config_warning,
+    assert_one_line_error,
+    run_module,
+)
 
 
 @pytest.fixture
@@ -36,10 +43,11 @@ def _config(tmp_path: Path, text: str, name: str = "exp.yaml") -> str:
 def test_python_object_tag_never_executes(run_cli, tmp_path: Path, log: str, tag: str) -> None:
     marker = tmp_path / "executed"
     config = _config(tmp_path, CONFIG + f'seed: {tag} ["touch {marker}"]\n')
-    for args in (("check", "--config", config), ("diagnose", log, "--config", config)):
-        result = run_cli(*args)
-        assert_one_line_error(result)
-        assert "Python-object tag" in result.stderr or "constructor" in result.stderr
+    result = run_cli("check", "--config", config)
+    assert_one_line_error(result)
+    assert "Python-object tag" in result.stderr or "constructor" in result.stderr
+    result = run_cli("diagnose", log, "--config", config, "--non-interactive")
+    assert_config_warning(result, contains="Python-object tag")
     assert not marker.exists()
 
 
@@ -82,7 +90,7 @@ def test_billion_laughs_is_refused_with_bounded_memory(tmp_path: Path, command: 
         check=False,
     )
     stderr = proc.stderr.decode()
-    assert proc.returncode == 2, stderr
+    assert proc.returncode == (2 if command == "check" else 0), stderr  # diagnose goes on
     assert "aliases expand to more than" in stderr.splitlines()[0]
     assert int(stderr.split("PEAK_KB")[1].split()[0]) < 300 * 1024
 
@@ -91,7 +99,7 @@ def test_billion_laughs_is_refused_with_bounded_memory(tmp_path: Path, command: 
 def test_alias_inside_itself_is_refused(run_cli, tmp_path: Path, log: str, text: str) -> None:
     config = _config(tmp_path, CONFIG + text)
     result = run_cli("diagnose", log, "--config", config, "--non-interactive")
-    assert_one_line_error(result, contains="an alias refers to the value that contains it")
+    assert_config_warning(result, contains="an alias refers to the value that contains it")
 
 
 def test_ordinary_anchors_and_merge_keys_still_load(run_cli, tmp_path: Path) -> None:
@@ -112,7 +120,7 @@ def test_config_that_is_a_list_or_a_scalar(run_cli, tmp_path: Path, text: str, f
 def test_duplicate_keys(run_cli, tmp_path: Path, log: str) -> None:
     config = _config(tmp_path, CONFIG + "actor:\n  path: other\n")
     result = run_cli("diagnose", log, "--config", config)
-    assert_one_line_error(result, contains="key 'actor' appears twice (lines 7 and 16)")
+    assert_config_warning(result, contains="key 'actor' appears twice (lines 7 and 16)")
 
 
 def test_duplicate_nested_keys(run_cli, tmp_path: Path) -> None:

@@ -200,5 +200,15 @@ def test_no_failure_text_says_why_it_is_not_memory() -> None:
 def test_figures_have_readable_labels_and_units() -> None:
     text = render_diagnosis(sample_diagnosis(), "text", color=False, redact=False)
     assert "tried to allocate" in text
-    assert "2.00 GiB (2,147,483,648 bytes)" in text
+    assert "2.00 GiB" in text
+    assert "2,147,483,648" not in text  # no more precision than the log's own figure
     assert "tried_to_allocate_bytes" not in text
+
+
+def test_the_first_fix_comes_right_after_the_headline() -> None:
+    text = render_diagnosis(sample_diagnosis(), "text", color=False, redact=False)
+    head = text.splitlines()[:5]
+    assert head[0].startswith("Memory failure: phase training")
+    assert head[2].startswith("Try first:")
+    assert head[3].strip() == "actor.mb_spec.max_tokens_per_mb=4096"
+    assert text.index("Try first:") < text.index("Root cause")

@@ -188,9 +188,13 @@ def test_all_languages_are_merged_by_score():
     assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
 
 
-def test_extra_sections_are_searched_only_on_request():
+def test_extra_sections_are_left_out_when_their_weight_is_zero():
+    from assistant.search.index import IndexConfig
+
     query = "PYTORCH_CUDA_ALLOC_CONF expandable_segments fragmentation"
-    assert all(not hit.section.startswith("x-") for hit in search(query, k=10))
+    guide_only = IndexConfig(notes_weight=0.0)
+    assert all(not hit.section.startswith("x-") for hit in search(query, k=10, config=guide_only))
+    assert "x-fragmentation" in [hit.section for hit in search(query, k=3)]
     assert search(query, k=1, include_extra=True)[0].section == "x-fragmentation"
 
 
@@ -324,3 +328,27 @@ def test_damaged_cache_file_is_rebuilt(private_cache):
     path.write_text("{not json", encoding="utf-8")
     search_index.clear_caches()
     assert search("gradient checkpointing", k=1)
+
+
+def test_the_projects_own_notes_are_found_by_default() -> None:
+    from assistant.search import search
+
+    assert search("expandable_segments fragmentation", k=3)[0].section == "x-fragmentation"
+    assert "x-fragmentation" in [h.section for h in search("what is expandable_segments", k=3)]
+    assert search("nvidia-smi other process holds memory", k=3)[0].section == "x-foreign-process"
+
+
+def test_notes_do_not_push_the_guide_down_for_a_guide_question() -> None:
+    from assistant.search import search
+
+    assert search("max_tokens_per_mb micro-batch", k=1)[0].section == "train-micro-batch"
+    assert search("增加 mem_fraction_static", k=1)[0].section == "gen-sglang-memory"
+
+
+def test_weak_matches_say_so() -> None:
+    from assistant.search import format_hits_text, hits_to_json
+    from assistant.search.engine import WEAK_SCORE, SearchHit
+
+    hits = [SearchHit("core-parameters", "en", "Core", WEAK_SCORE / 20)]
+    assert "weak match" in format_hits_text("q", hits, color=False)
+    assert hits_to_json("q", hits)["results"][0]["weak"] is True

@@ -313,3 +313,141 @@ async def test_reading_progress_moves_the_bar(stub):
         await pilot.pause()
         bar = app.query_one("#progress", ProgressBar)
         assert (bar.progress, bar.total) == (5_000, 20_000)
+
+
+def message_with(app, text: str):
+    (found,) = [m for m in app.query("ChatMessage") if text in m.plain]
+    return found
+
+
+@pilot_test
+async def test_the_fix_comes_first_and_each_answer_updates_it_in_place(stub):
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        texts = chat_texts(app)
+        fix_at = next(n for n, text in enumerate(texts) if text.startswith("Fix #1:"))
+        question_at = next(n for n, text in enumerate(texts) if "multi-turn?" in text)
+        assert fix_at < question_at
+        fix = message_with(app, "Fix #1:")
+        assert "actor.mb_spec.max_tokens_per_mb=3072" in fix.plain
+        assert "Provisional: assumes multi_turn = no" in fix.plain
+
+        await pilot.press("1")  # a digit picks "yes"
+        await settle(pilot)
+        assert stub.calls[-1]["answers"] == {"multi_turn": ("yes", "user")}
+        assert message_with(app, "Fix #1:") is fix  # the same message, updated
+        assert "=3072" not in fix.plain and "longest_conversation_tokens" in fix.plain
+        await pilot.press(*"6144", "enter")
+        await settle(pilot)
+        assert "actor.mb_spec.max_tokens_per_mb=8192" in fix.plain
+        assert "No open question changes this fix." in fix.plain
+
+
+@pilot_test
+async def test_enter_takes_the_highlighted_default(stub):
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        choices = app.query_one("#choice-answer", OptionList)
+        assert app.focused is choices and choices.highlighted == 1  # "no", the default
+        await pilot.press("enter")
+        await settle(pilot)
+        assert stub.calls[-1]["answers"] == {"multi_turn": ("no", "user")}
+        assert "max_tokens_per_mb: 3072" in static_text(app, "#patch-yaml")
+
+
+@pilot_test
+async def test_escape_and_skip_words_take_the_default_and_say_so(stub):
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        await pilot.press("escape")
+        await settle(pilot)
+        assert stub.calls[-1]["answers"] == {"multi_turn": ("no", "default")}
+        assert "(skipped: default no)" in chat_texts(app, "user")[-1]
+
+        await pilot.press("ctrl+r")
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        await pilot.press("1")
+        await settle(pilot)
+        await pilot.press("enter")  # an empty number box skips
+        await settle(pilot)
+        assert stub.calls[-1]["answers"]["longest_conversation_tokens"] == ("", "default")
+        assert "(skipped: default unknown)" in chat_texts(app, "user")[-1]
+
+        await pilot.press("ctrl+r")
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        await type_line(pilot, "不知道")  # typed in the chat line
+        assert stub.calls[-1]["answers"] == {"multi_turn": ("no", "default")}
+
+
+@pilot_test
+async def test_the_chat_follows_new_messages(stub):
+    app = make_app(lang="en")
+    async with app.run_test(size=(100, 24)) as pilot:
+        for _ in range(3):
+            await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+            await pilot.press("escape")
+            await settle(pilot)
+        await pilot.press("ctrl+s", "escape")
+        await settle(pilot)
+        chat = app.query_one("#chat")
+        assert chat.max_scroll_y > 0 and chat.scroll_y == chat.max_scroll_y
+
+
+@pilot_test
+async def test_tabs_by_number_keys_and_help_lists_them(stub):
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+3")
+        assert active_tab(app) == "tab-patch"
+        await pilot.press("alt+4")
+        assert active_tab(app) == "tab-docs"
+        app.query_one("#chat-input", Input).focus()
+        await pilot.press("2")  # typing: the digit goes into the chat line
+        assert app.query_one("#chat-input", Input).value == "2" and active_tab(app) == "tab-docs"
+        app.set_focus(None)
+        await pilot.press("2")
+        assert active_tab(app) == "tab-evidence"
+        await pilot.press("f1")
+        body = app.screen.query_one("#help-body").source
+        assert "`ctrl+1`..`ctrl+4`" in body and "ctrl+n" in body
+
+
+@pilot_test
+async def test_copy_says_when_the_clipboard_was_not_reached(stub, monkeypatch):
+    from assistant.tui import clipboard
+
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        await pilot.press("escape")
+        await settle(pilot)
+        monkeypatch.setattr(clipboard, "copy_with_tool", lambda text: False)
+        await pilot.press("ctrl+y")
+        assert "OSC 52" in chat_texts(app)[-1] and "ctrl+s" in chat_texts(app)[-1]
+        monkeypatch.setattr(clipboard, "copy_with_tool", lambda text: True)
+        before = len(chat_texts(app))
+        await pilot.press("ctrl+y")
+        await pilot.pause()
+        assert len(chat_texts(app)) == before  # a notification, not a chat message
+        assert any("copied" in str(n.message) for n in app._notifications)
+
+
+@pilot_test
+async def test_next_fix_moves_the_focus(stub):
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        assert stub.calls[-1]["focus"] == 1
+        assert any(
+            text.startswith("Fix #2: Enable gradient checkpointing") for text in chat_texts(app)
+        )
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        assert "That was the last fix." in chat_texts(app)[-1]

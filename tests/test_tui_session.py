@@ -39,8 +39,8 @@ async def answer(pilot, question: Question) -> tuple[str, str]:
         value = NUMBERS.get(question.id, "8")
         await pilot.press(*value, "enter")
     else:
-        await pilot.press("enter")  # the highlighted (first) choice
-        value = str(question.choices[0]) if question.choices else "yes"
+        await pilot.press("enter")  # the highlight starts on the default
+        value = str(question.default) if question.default is not None else question.choices[0]
     await settle(pilot)
     return value, "user"
 
@@ -126,8 +126,9 @@ async def test_a_described_failure_starts_the_tree_for_its_phase():
 
 @pilot_test
 async def test_switching_language_redoes_the_questions_in_it():
-    app = make_app(lang="en")
+    app = make_app(config_path=str(FIXTURES / "experiment.yaml"), lang="en")
     async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
         await paste(pilot, (FIXTURES / "training_oom.log").read_text())
         assert app.question is not None and not has_cjk(app.question.text)
         await pilot.press("ctrl+l")
@@ -172,6 +173,32 @@ async def test_cascade_after_the_root_cause_is_folded():
         folded = list(app.query(Collapsible).filter(".cascade"))
         assert len(folded) == len(consequences) >= 1
         assert all(box.collapsed for box in folded)
+
+
+@pilot_test
+async def test_without_a_config_nothing_is_asked_that_cannot_change_the_fix():
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        assert app.question is None  # the floor needs the config, whatever the answers
+        assert "Try first" in chat_texts(app)[-1]
+        assert not any("longest multi-turn conversation" in text for text in chat_texts(app))
+
+
+@pilot_test
+async def test_with_a_config_the_fix_is_shown_then_the_question_that_changes_it():
+    app = make_app(config_path=str(FIXTURES / "experiment.yaml"), lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        assert app.question is not None and app.question.id == "multi_turn"
+        texts = chat_texts(app)
+        assert texts[-2].startswith("Fix #1: Optimize Micro-batch Size")
+        assert "Provisional" in texts[-2]
+        await pilot.press("enter")  # the default, no
+        await settle(pilot)
+        assert app.session.answers["multi_turn"] == ("no", "user")
+        assert app.question is None
 
 
 @pilot_test

@@ -48,11 +48,15 @@ def test_start(snap_compare, lang):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_first_question_after_a_pasted_oom(snap_compare, lang):
+    """Answer first: the fix (provisional) above the one question that can change it."""
+
     async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
         await paste(pilot, (FIXTURES / "training_oom.log").read_text())
         await finish(pilot)
 
-    assert snap_compare(make_app(lang=lang), terminal_size=SIZE, run_before=run_before)
+    app = make_app(config_path="experiment.yaml", lang=lang)
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -164,15 +164,24 @@ class FakeConfig:
         self.path = str(path)
 
 
-def test_the_suggested_file_is_new_and_never_the_config(tmp_path):
-    config = tmp_path / "run.yaml"
+def test_the_suggested_file_is_new_in_the_current_folder_not_beside_the_config(
+    tmp_path, monkeypatch
+):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    config = shared / "run.yaml"
     config.write_text("a: 1\n")
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
     session = Session(lang="en", config=FakeConfig(config))
     first = Path(session.suggested_save_path())
-    assert first != config and not first.exists() and first.parent == tmp_path
+    assert first == Path("run.patched.yaml") and not first.exists()
     first.write_text("taken\n")
     second = Path(session.suggested_save_path())
-    assert second not in (config, first) and not second.exists()
+    assert second == Path("run.patched-2.yaml")
+    assert not (shared / "run.patched.yaml").exists()
+    assert Path(Session(lang="en").suggested_save_path()) == Path("areal-doctor-patch.yaml")
 
 
 def test_a_description_starts_the_tree_only_when_no_log_is_open():

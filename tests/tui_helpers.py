@@ -120,8 +120,10 @@ class StubPipeline:
     """A classify + decide stand-in with a fixed two-question tree.
 
     multi_turn (yes/no, default no); when yes, longest_conversation_tokens (a
-    number). The patch sets max_tokens_per_mb from the answers. Question texts
-    carry the language, so a test can see them switch.
+    number). The fix is there from the start (answer first): max_tokens_per_mb
+    follows the answers, 3072 while multi_turn is no, none while the longest
+    conversation is unknown. Question texts carry the language, so a test can
+    see them switch.
     """
 
     calls: list[dict[str, Any]] = field(default_factory=list)
@@ -185,14 +187,15 @@ class StubPipeline:
         answers: Any = None,
         lang: str = "en",
         use_defaults: bool = True,
+        focus: int = 0,
     ) -> Diagnosis:
         answers = dict(answers or {})
-        self.calls.append({"answers": answers, "lang": lang, "config": config})
+        self.calls.append({"answers": answers, "lang": lang, "config": config, "focus": focus})
         decision = Decision()
         if report.oom:
             decision.questions = self.questions(answers, lang)
-            if not decision.open_questions:
-                self.fix(decision, answers)
+            self.fix(decision, answers)
+            decision.focus = max(0, min(focus, len(decision.recommendations) - 1))
         diagnosis = Diagnosis(report=report, decision=decision, lang=lang)
         if config is not None and decision.patch:
             from assistant.config import patched_text, unified_diff
@@ -211,6 +214,7 @@ class StubPipeline:
         asked = [multi]
         if "multi_turn" in answers:
             multi.answer, multi.source = answers["multi_turn"]
+            multi.answer = multi.answer or multi.default  # skipped: the default
             if multi.answer == "yes":
                 longest = Question(
                     "longest_conversation_tokens",
@@ -224,18 +228,33 @@ class StubPipeline:
 
     @staticmethod
     def fix(decision: Decision, answers: dict[str, tuple[str, str]]) -> None:
-        longest = int(float(answers.get("longest_conversation_tokens", ("1024", ""))[0]))
-        value = longest + 2048
+        multi = answers.get("multi_turn", ("no", ""))[0] == "yes"
+        longest = answers.get("longest_conversation_tokens", ("", ""))[0]
+        value = None
+        if not multi:
+            value = 1024 + 2048
+        elif longest:
+            value = int(float(longest)) + 2048
+        patch = {} if value is None else {"actor.mb_spec.max_tokens_per_mb": value}
         decision.recommendations = [
             Recommendation(
                 "train-micro-batch",
                 "Optimize micro-batch size",
                 "The failure is in the training step.",
-                {"actor.mb_spec.max_tokens_per_mb": value},
-            )
+                patch,
+                fix="micro-batch",
+            ),
+            Recommendation(
+                "train-grad-checkpointing",
+                "Enable gradient checkpointing",
+                "Recompute activations.",
+                {"actor.gradient_checkpointing": True},
+                fix="grad-checkpointing",
+            ),
         ]
-        decision.patch = {"actor": {"mb_spec": {"max_tokens_per_mb": value}}}
-        decision.cli_overrides = [f"actor.mb_spec.max_tokens_per_mb={value}"]
+        if value is not None:
+            decision.patch = {"actor": {"mb_spec": {"max_tokens_per_mb": value}}}
+            decision.cli_overrides = [f"actor.mb_spec.max_tokens_per_mb={value}"]
 
     def diagnose_text(self, text: str, *, name: str = "<pasted>", **options: Any) -> Diagnosis:
         return self.conclude(self.report(text, name), **options)

@@ -41,6 +41,7 @@ def render_text(diagnosis: Diagnosis, *, color: bool) -> str:
         lines += _warnings(diagnosis, lang, s)
         return "\n".join(lines) + "\n"
     lines += _headline(report, lang, s)
+    lines += _first_fix(diagnosis, lang, s)
     lines += _unread(report, lang, s)
     lines += _root_cause(report, lang, s)
     lines += _notices(report, lang, s)
@@ -49,6 +50,49 @@ def render_text(diagnosis: Diagnosis, *, color: bool) -> str:
     lines += _decision(diagnosis, lang, s)
     lines += _docs(diagnosis, lang, s)
     return "\n".join(lines) + "\n"
+
+
+def render_first_fix(
+    diagnosis: Diagnosis, *, color: bool, headline: bool = False, updated: bool = False
+) -> str:
+    """The answer before any question: phase and the fix to try first, with its change."""
+    s = Styler(color)
+    lines = _headline(diagnosis.report, diagnosis.lang, s) if headline else []
+    lines += _first_fix(diagnosis, diagnosis.lang, s, updated=updated)
+    return "\n".join(lines) + "\n"
+
+
+def _first_fix(diagnosis: Diagnosis, lang: str, s: Styler, *, updated: bool = False) -> list[str]:
+    """Fix #1 in a few lines, marked provisional while a question could still change it."""
+    decision = diagnosis.decision
+    if not decision.recommendations:
+        return []
+    first = decision.recommendations[0]
+    key = "first_fix_updated" if updated else "first_fix"
+    lines = ["", s(_t(key, lang, title=first.title), BOLD, CYAN) + s(f"  [{first.section}]", DIM)]
+    lines += ["  " + s(override, GREEN) for override in decision.cli_overrides]
+    lines += ["  " + s(f"{_t('env', lang)}: {k}={v}", GREEN) for k, v in first.env.items()]
+    if first.code_change:
+        lines.append(
+            "  "
+            + s(f"{_t('code_change', lang)}: ", YELLOW)
+            + first.code_change.strip().splitlines()[0]
+        )
+    lines += ["  " + s(check, YELLOW) for check in first.checks]
+    if not (decision.cli_overrides or first.env or first.code_change or first.checks):
+        lines.append("  " + s(_t("first_fix_no_change", lang), DIM))
+    if decision.provisional:
+        assumed = ", ".join(
+            f"{q.id} = {_answer_text(q, lang)} ({_t('source_default', lang)})"
+            for q in decision.provisional
+        )
+        lines.append("  " + s(_t("provisional", lang, assumed=assumed), YELLOW))
+    return lines
+
+
+def _answer_text(question: Any, lang: str) -> str:
+    answer = question.answer if question.source else question.default
+    return _t("unknown", lang) if answer is None else str(answer)
 
 
 def _t(key: str, lang: str, **values: object) -> str:
@@ -142,8 +186,9 @@ def _root_cause(report: LogReport, lang: str, s: Styler) -> list[str]:
     if report.findings:
         head = report.findings[0]
         if head.count > 1 or len(head.ranks) > 1:
-            ranks = ", ".join(str(r) for r in head.ranks) or "?"
-            key = "repeated_one_rank" if len(head.ranks) <= 1 else "ranks_failed"
+            ranks = ", ".join(str(r) for r in head.ranks)
+            key = "ranks_failed" if len(head.ranks) > 1 else "repeated_one_rank"
+            key = key if ranks else "repeated"
             lines.append("  " + _t(key, lang, count=head.count, n=len(head.ranks), ranks=ranks))
             if head.group_reason:
                 lines.append("    " + s(f"{_t('grouped_because', lang)}: {head.group_reason}", DIM))
@@ -195,9 +240,9 @@ def _display_width(text: str) -> int:
 
 def _human(key: str, value: Any) -> str:
     if key.endswith("_bytes") and isinstance(value, int | float):
-        if abs(value) < 1024:
-            return format_bytes(value)
-        return f"{format_bytes(value)} ({int(value):,} bytes)"
+        # the log states sizes to two decimals of their unit; the byte count behind
+        # them is not more precise than that, so it is not shown (JSON keeps it)
+        return format_bytes(value)
     if key.endswith("_fraction") and isinstance(value, float):
         return f"{value:.2f}"
     return str(value)
@@ -241,10 +286,10 @@ def _decision(diagnosis: Diagnosis, lang: str, s: Styler) -> list[str]:
     if decision.questions:
         lines += _section(_t("questions", lang), s)
         for q in decision.questions:
-            answer = q.answer if q.source else q.default
-            answer = _t("unknown", lang) if answer is None else answer
             note = _t("source_default", lang) if q.source in (None, "default") else q.source
-            lines.append(f"  {q.id} = {answer}  " + s(f"({note}) {q.text}", DIM))
+            if q.source in (None, "default") and not q.matters:
+                note = _t("source_default_irrelevant", lang)
+            lines.append(f"  {q.id} = {_answer_text(q, lang)}  " + s(f"({note}) {q.text}", DIM))
     if decision.recommendations:
         lines += _section(_t("recommendations", lang), s)
         for number, rec in enumerate(decision.recommendations, start=1):

@@ -18,6 +18,11 @@ MAX_QUERY_CHARS = 2000
 SEARCH_LANGS = (*LANGS, "all")
 
 
+# Below this BM25 score a hit matched only a common word or two: shown, but labelled
+# weak (good matches of the evaluation queries score 1.5 and more).
+WEAK_SCORE = 1.0
+
+
 @dataclass
 class SearchHit:
     section: str
@@ -26,6 +31,10 @@ class SearchHit:
     score: float
     snippet: str = ""
     terms: list[str] = field(default_factory=list)
+
+    @property
+    def weak(self) -> bool:
+        return self.score < WEAK_SCORE
 
 
 def search(
@@ -76,12 +85,16 @@ def _rank(
     ``words`` (plain English term -> the word typed) lets each index correct typos.
     """
     ranked: list[tuple[float, int, dict[str, Any], Any]] = []
+    indexes = [(1.0, config)]
+    if config.notes_weight > 0 and not config.include_extra:
+        indexes.append((config.notes_weight, replace(config, only_extra=True)))
     for order, language in enumerate(langs):
-        index = section_index(language, config)
-        for score, doc in index.rank(weights, words):
-            if doc["phase"] in phases:
-                score *= 1.0 + config.phase_boost
-            ranked.append((score, order, doc, index))
+        for scale, index_config in indexes:
+            index = section_index(language, index_config)
+            for score, doc in index.rank(weights, words):
+                if doc["phase"] in phases:
+                    score *= 1.0 + config.phase_boost
+                ranked.append((score * scale, order, doc, index))
     ranked.sort(key=lambda item: (-item[0], item[1]))
     return [(score, doc, index) for score, _order, doc, index in ranked]
 

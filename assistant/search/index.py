@@ -56,6 +56,12 @@ class IndexConfig:
     k1: float = 1.2
     b: float = 0.6
     include_extra: bool = False
+    # areal-doctor's own x- notes are ranked in an index of their own (so the guide's
+    # idf and lengths stay as measured) and their scores scaled by this much before
+    # merging: a note comes first only when it clearly answers better. 0 leaves
+    # them out; ignored with include_extra (one index of both).
+    notes_weight: float = 0.3  # dev queries unchanged at 0.3; 0.7 cost 2 points of R@1
+    only_extra: bool = False  # the notes' own index
     # Sections of a phase the query names (phase_terms.yaml) score this much more.
     phase_boost: float = 0.4
     # Read an unknown English query term as the known term one typo away (spelling.py).
@@ -71,7 +77,10 @@ class SectionIndex:
     def __init__(self, docs: list[dict[str, Any]], config: IndexConfig = DEFAULT_CONFIG) -> None:
         from assistant.search.bm25 import LuceneBM25
 
-        self.docs = [d for d in docs if config.include_extra or not is_extra(d["id"])]
+        if config.only_extra:
+            self.docs = [d for d in docs if is_extra(d["id"])]
+        else:
+            self.docs = [d for d in docs if config.include_extra or not is_extra(d["id"])]
         if not self.docs:
             raise KnowledgeError("the guide has no sections to search")
         corpus = [document_terms(doc, config.weights) for doc in self.docs]

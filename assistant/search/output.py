@@ -25,7 +25,8 @@ def format_hits_text(query: str, hits: list[SearchHit], color: bool) -> str:
     for rank, hit in enumerate(hits, 1):
         title = f"{_BOLD}{hit.title}{_RESET}" if color else hit.title
         section = f"{_DIM}[{hit.section}]{_RESET}" if color else f"[{hit.section}]"
-        lines.append(f"{rank}. {title}  {section}  ({hit.lang}, score {hit.score:.2f})")
+        weak = ", weak match" if hit.weak else ""
+        lines.append(f"{rank}. {title}  {section}  ({hit.lang}, score {hit.score:.2f}{weak})")
         if hit.snippet:
             lines.append(f"   {mark_terms(hit.snippet, hit.terms, before, after)}")
     return "\n".join(lines) + "\n"
@@ -43,6 +44,7 @@ def hits_to_json(query: str, hits: list[SearchHit]) -> dict[str, Any]:
                 "score": hit.score,
                 "snippet": hit.snippet,
                 "terms": list(hit.terms),
+                "weak": hit.weak,
             }
             for hit in hits
         ],

@@ -8,6 +8,7 @@ constraint of ``knowledge/constraints.yaml`` is refused. Both land in ``skipped`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -20,10 +21,13 @@ from assistant.models import ConfigWarning, Decision, LogReport, Recommendation,
 from assistant.tree.conditions import holds, same
 from assistant.tree.context import Context
 from assistant.tree.questions import QuestionBook
+from assistant.tree.relevance import mark_relevance
 from assistant.tree.values import VALUE_FUNCTIONS, NotApplicable, StepResult, env_patch
 
 CHANGE_LINE = {"en": "Change: {key}: {old} -> {new}", "zh": "修改：{key}：{old} -> {new}"}
 UNSET = {"en": "(not set)", "zh": "（未设置）"}
+ASSUMED = {"en": "{value} (AReaL default, assumed)", "zh": "{value}（AReaL 默认值，假定）"}
+GUIDE_NUMBER = re.compile(r"^\s*\d+\.\s*")  # "1. Optimize ..." -> "Optimize ..."
 
 
 @cache
@@ -50,8 +54,33 @@ def decide(
     answers: Mapping[str, tuple[str, str]],
     lang: str,
     use_defaults: bool,
+    focus: int = 0,
 ) -> Decision:
-    """Questions, ranked fixes, skipped fixes, config warnings and the patch to try first."""
+    """Questions, ranked fixes, skipped fixes, config warnings and the patch to try first.
+
+    ``focus`` is the index of the fix the user is looking at (0: fix #1). Each
+    question not answered by the user, the log or the config is marked with
+    whether its answer can change that fix or the ones before it (``matters``):
+    only those are asked; the others wait until the user moves on, or take their
+    default.
+    """
+    decision = _decide(report, config, answers, lang, use_defaults)
+    decision.focus = max(0, min(focus, len(decision.recommendations) - 1))
+
+    def rerun(changed: Mapping[str, tuple[str, str]]) -> Decision:
+        return _decide(report, config, changed, lang, use_defaults)
+
+    mark_relevance(decision, answers, rerun)
+    return decision
+
+
+def _decide(
+    report: LogReport,
+    config: ExperimentConfig | None,
+    answers: Mapping[str, tuple[str, str]],
+    lang: str,
+    use_defaults: bool,
+) -> Decision:
     lang = lang if lang in ("zh", "en") else "en"
     book = QuestionBook(report, config, answers, lang, use_defaults)
     data = tree()
@@ -213,15 +242,58 @@ def _evaluate(
         if broken:
             text = _pick(data["reasons"]["breaks-constraint"], ctx.lang)
             return Skipped(section, _format(text, {"warning": broken[0].text}), fix_id)
+    patch, checks = _split_usual(ctx, patch, data)
+    why = _why(ctx, spec, result, patch)
+    if checks:
+        why = "\n".join([why, *checks])
     return Recommendation(
         section=section,
-        title=section_title(section, ctx.lang),
-        why=_why(ctx, spec, result, patch),
+        title=GUIDE_NUMBER.sub("", section_title(section, ctx.lang)),
+        why=why,
         patch=patch,
         fix=fix_id,
         env=result.env,
         code_change=_pick(spec["code_change"], ctx.lang) if spec.get("code_change") else None,
+        checks=checks,
     )
+
+
+def _split_usual(
+    ctx: Context, patch: Mapping[str, Any], data: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """Keep out of the patch a new value that is only news against AReaL's default.
+
+    When the user's file does not set a key, its old value is AReaL's default, an
+    assumption. If the new value is what most real configs already use
+    (``settings.usual_values``), the change is likely a no-op for this user: say
+    "check your value" instead of patching.
+    """
+    usual = ctx.settings.get("usual_values") or {}
+    kept: dict[str, Any] = {}
+    checks: list[str] = []
+    for key, value in patch.items():
+        if ctx.config.source(key) != "config" and key in usual and same(usual[key], value):
+            text = _pick(data["reasons"]["check-your-value"], ctx.lang)
+            checks.append(
+                _format(
+                    text,
+                    {
+                        "key": key,
+                        "default": override_text(ctx.config.get(key)),
+                        "usual": override_text(usual[key]),
+                        "lower": _one_step_below(ctx, usual[key]),
+                    },
+                )
+            )
+        else:
+            kept[key] = value
+    return kept, checks
+
+
+def _one_step_below(ctx: Context, value: Any) -> str:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return override_text(round(value - ctx.settings["fraction_step"], 2))
+    return "?"
 
 
 def _run_steps(ctx: Context, spec: Mapping[str, Any]) -> StepResult:
@@ -275,6 +347,8 @@ def _why(
     for key, value in patch.items():
         old = ctx.config.get(key)
         old_text = UNSET[ctx.lang] if old is None else override_text(old)
+        if old is not None and ctx.config.source(key) != "config":
+            old_text = ASSUMED[ctx.lang].format(value=old_text)
         parts.append(CHANGE_LINE[ctx.lang].format(key=key, old=old_text, new=override_text(value)))
     return "\n".join(parts)
 

@@ -42,6 +42,29 @@ def _words() -> tuple[frozenset[str], frozenset[str]]:
     )
 
 
+@cache
+def skip_words() -> frozenset[str]:
+    """Replies that mean "I don't know": the question takes its default."""
+    return frozenset(
+        str(w).strip().lower() for w in (load_yaml("questions.yaml") or {}).get("skip_words") or []
+    )
+
+
+def is_skip(reply: str) -> bool:
+    """An empty reply, Escape, or a word such as "skip", "unknown", 不知道."""
+    text = reply.strip().lower()
+    return not text or "\x1b" in text or text in skip_words()
+
+
+def alternatives(qid: str) -> list[str]:
+    """Answers to try when deciding whether a question can change a fix."""
+    spec = question_specs()[qid]
+    if spec["type"] != "number":
+        return choices_of(qid)
+    probes = spec.get("probes") or (load_yaml("questions.yaml") or {}).get("number_probes") or []
+    return [str(p) for p in probes]
+
+
 def question_ids() -> list[str]:
     return list(question_specs())
 
@@ -105,7 +128,10 @@ class QuestionBook:
         self.config = config
         self.lang = lang
         self.use_defaults = use_defaults
-        self.given = {qid: (parse_answer(qid, raw), src) for qid, (raw, src) in answers.items()}
+        self.given = {
+            qid: (_typed_default(qid), src) if src == "default" else (parse_answer(qid, raw), src)
+            for qid, (raw, src) in answers.items()
+        }
         self.asked: dict[str, Question] = {}
 
     def value(self, qid: str) -> Any:
@@ -131,7 +157,8 @@ class QuestionBook:
         )
         if qid in self.given:
             value, source = self.given[qid]
-            return _answered(question, value, source if source in ("flag", "user") else "flag")
+            known = ("flag", "user", "default")
+            return _answered(question, value, source if source in known else "flag")
         for source_spec in spec.get("sources") or []:
             found = self._from_source(source_spec)
             if found is not None and _parses(qid, found[0]):

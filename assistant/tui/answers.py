@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from assistant.models import Question
 from assistant.tui.i18n import LANGS, t, words
+from assistant.tui.messages import AnswerChosen
 
 
 def choices_of(question: Question, lang: str) -> list[tuple[str, str]]:
@@ -36,6 +37,14 @@ def default_answer(question: Question, lang: str) -> tuple[str, str]:
         if choice == value:
             return choice, shown
     return value, value
+
+
+def skip_answer(question: Question, lang: str) -> AnswerChosen:
+    """Skipping (Escape, "skip", 不知道, an empty number): the default, labelled as such."""
+    value, shown = default_answer(question, lang)
+    if question.default in (None, ""):
+        value, shown = "", t("answer.unknown", lang)
+    return AnswerChosen(question.id, value, t("answer.skipped", lang, default=shown), "default")
 
 
 def match_answer(question: Question, text: str, lang: str) -> tuple[str, str] | None:

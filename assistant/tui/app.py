@@ -43,6 +43,7 @@ from assistant.tui.widgets.question import QuestionPrompt
 
 # (key, action): the footer's descriptions come from tui.yaml as "key.<action>".
 KEYS: tuple[tuple[str, str], ...] = (
+    ("ctrl+n", "next_fix"),
     ("ctrl+o", "open"),
     ("ctrl+s", "save"),
     ("ctrl+y", "copy"),
@@ -55,7 +56,19 @@ TABS: tuple[str, ...] = ("log", "evidence", "patch", "docs")
 
 
 def key_bindings(lang: str) -> list[Binding]:
-    return [Binding(key, action, t(f"key.{action}", lang), priority=True) for key, action in KEYS]
+    shown = [Binding(key, action, t(f"key.{action}", lang), priority=True) for key, action in KEYS]
+    return shown + tab_bindings()
+
+
+def tab_bindings() -> list[Binding]:
+    """Tabs by number: ctrl+1..4 and alt+1..4 everywhere, 1..4 when not typing."""
+    keys = []
+    for number, name in enumerate(TABS, start=1):
+        keys.append(
+            Binding(f"ctrl+{number},alt+{number}", f"show_tab('{name}')", show=False, priority=True)
+        )
+        keys.append(Binding(str(number), f"show_tab('{name}')", show=False))
+    return keys
 
 
 class DoctorApp(App[int]):
@@ -119,7 +132,18 @@ class DoctorApp(App[int]):
     def watch_lang(self, lang: str) -> None:
         """Relabel what is not bound to ``lang``: keys, tabs, placeholder, subtitle."""
         # No public way to relabel a binding: rebuild the map, ours first (footer order).
-        ours = {binding.key: [binding] for binding in key_bindings(lang)}
+        ours: dict[str, list[Binding]] = {}
+        for binding in key_bindings(lang):
+            for key in binding.key.split(","):
+                ours.setdefault(key, []).append(
+                    Binding(
+                        key,
+                        binding.action,
+                        binding.description,
+                        binding.show,
+                        priority=binding.priority,
+                    )
+                )
         kept = {k: v for k, v in self._bindings.key_to_bindings.items() if k not in ours}
         self._bindings.key_to_bindings = ours | kept
         self.refresh_bindings()
@@ -153,6 +177,9 @@ class DoctorApp(App[int]):
 
     def show_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = f"tab-{name}"
+
+    def action_show_tab(self, name: str) -> None:
+        self.show_tab(name)
 
     # -- running the pipeline off the UI thread ------------------------------------
 
@@ -278,11 +305,28 @@ class DoctorApp(App[int]):
         self.talk.note("chat.saved", path=str(target))
 
     def action_copy(self) -> None:
+        """Copy, and say "copied" only when a clipboard program confirmed it."""
+        from assistant.tui.clipboard import copy_with_tool
+
         text = self.session.clipboard_text()
         if self.patch_blocked("chat.nothing_to_copy") or text is None:
             return
-        self.copy_to_clipboard(text)
-        self.notify(t("chat.copied", self.lang))
+        self.copy_to_clipboard(text)  # OSC 52: works where the terminal passes it on
+        if copy_with_tool(text):
+            self.notify(t("chat.copied", self.lang))
+        else:
+            self.talk.note("chat.copy_sent")
+
+    def action_next_fix(self) -> None:
+        """Move on to the next fix; its questions are asked then."""
+        job = self.session.next_fix()
+        if job is None:
+            self.talk.note(
+                "chat.next_fix_none" if self.session.diagnosis else "chat.nothing_to_copy"
+            )
+            return
+        self.question = None
+        self.start(job)
 
     def action_toggle_lang(self) -> None:
         self.lang = toggled(self.lang)

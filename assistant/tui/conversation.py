@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from assistant.tree.questions import is_skip
 from assistant.tui import present
-from assistant.tui.answers import match_answer
+from assistant.tui.answers import match_answer, skip_answer
 from assistant.tui.i18n import t
 from assistant.tui.literal import literal
 from assistant.tui.messages import AnswerChosen
 from assistant.tui.session import Outcome
-from assistant.tui.widgets.chat import ChatLog
+from assistant.tui.widgets.chat import ChatLog, ChatMessage
 from assistant.tui.widgets.docs import DocsPanel, section_title
 from assistant.tui.widgets.paste import PastePanel
 
@@ -30,6 +31,7 @@ CHAT_DOCS = 3  # guide sections listed in the chat (the Docs tab lists them all)
 class Conversation:
     def __init__(self, app: DoctorApp) -> None:
         self.app = app
+        self.fix_message: ChatMessage | None = None  # fix #1, updated in place per answer
 
     @property
     def lang(self) -> str:
@@ -60,10 +62,12 @@ class Conversation:
             self.app.query_one(PastePanel).show_log(text)
 
     def typed_answer(self, text: str) -> AnswerChosen | None:
-        """The open question's answer, when the chat line is one."""
+        """The open question's answer, when the chat line is one ("skip" takes the default)."""
         question = self.app.session.question
         if question is None or self.app.question is None:
             return None
+        if is_skip(text):
+            return skip_answer(question, self.lang)
         match = match_answer(question, text, self.lang)
         if match is None:
             return None
@@ -78,13 +82,39 @@ class Conversation:
         if not adopted:
             return
         if outcome.reason in ("log", "ask"):
+            self.fix_message = None
             self.say(present.summary(outcome.diagnosis, self.lang))  # type: ignore[arg-type]
             if outcome.reason == "log":
                 self.app.show_tab("evidence")
+        if outcome.reason == "next":  # the fix moved on to: shown, then its questions
+            self.fix_message = None
+            self.show_fix(always=True)
+            self.ask_open_question()
+            return
         if outcome.reason == "lang":
+            self.show_fix()
             self.ask_open_question()
         else:
             self.next_step()
+
+    def show_fix(self, *, always: bool = False) -> None:
+        """Answer first: the fix in focus, provisional while a question can change it.
+
+        Shown before the first question and updated in place after each answer.
+        """
+        diagnosis = self.app.session.diagnosis
+        if diagnosis is None or not diagnosis.report.oom:
+            return
+        if self.fix_message is None and self.app.session.question is None and not always:
+            return  # nothing to ask: the final answer says it all
+        text = present.fix_text(
+            diagnosis, self.lang, has_config=self.app.session.config is not None
+        )
+        if self.fix_message is not None and self.fix_message.is_attached:
+            self.fix_message.update(text)
+            self.fix_message.plain = text.plain
+        else:
+            self.fix_message = self.app.query_one(ChatLog).say(text)
 
     def ask_open_question(self) -> bool:
         question = self.app.session.question
@@ -93,7 +123,8 @@ class Conversation:
         return question is not None
 
     def next_step(self) -> None:
-        """Ask the open question, or, when none is left, present the fix and the patch."""
+        """Show the fix, ask the next question that can change it, or present the patch."""
+        self.show_fix()
         if self.ask_open_question():
             return
         diagnosis = self.app.session.diagnosis
@@ -116,6 +147,7 @@ class Conversation:
                 section_title(doc.section, self.lang),
                 doc.snippet if doc.lang == self.lang else "",
                 doc.terms,
+                doc.weak,
             )
             for doc in docs[:CHAT_DOCS]
         ]

@@ -107,6 +107,35 @@ def question_text(question: Question, lang: str) -> Text:
     return text
 
 
+def fix_text(diagnosis: Diagnosis, lang: str, *, has_config: bool) -> Text:
+    """Answer first: the fix in focus and its change, marked provisional while it may move."""
+    decision = diagnosis.decision
+    if not decision.recommendations:
+        return Text(t("chat.no_fix", lang), style="yellow")
+    number = decision.focus
+    rec = decision.recommendations[number]
+    parts: list[Text | str] = [
+        Text(t("chat.fix_n", lang, number=number + 1, title=rec.title), style="bold")
+    ]
+    parts += [Text(f"  {key}={_scalar(value)}", style="green") for key, value in rec.patch.items()]
+    parts += [Text(f"  {key}={value}", style="green") for key, value in rec.env.items()]
+    parts += [Text(f"  {check}", style="yellow") for check in rec.checks]
+    if not (rec.patch or rec.env or rec.checks):
+        key = "chat.fix_no_value" if has_config else "chat.patch_needs_config"
+        parts.append(Text(t(key, lang), style="dim"))
+    if decision.provisional:
+        assumed = ", ".join(f"{q.id} = {_shown_answer(q, lang)}" for q in decision.provisional)
+        parts.append(Text(t("chat.provisional", lang, assumed=assumed), style="italic yellow"))
+    else:
+        parts.append(Text(t("chat.confirmed", lang), style="italic green"))
+    return lines(*parts)
+
+
+def _shown_answer(question: Question, lang: str) -> str:
+    answer = question.answer if question.source else question.default
+    return t("answer.unknown", lang) if answer in (None, "") else str(answer)
+
+
 def final_text(diagnosis: Diagnosis, lang: str, *, has_config: bool) -> Text:
     """Once no question is open: the fix to try first, the others, where the patch is."""
     decision = diagnosis.decision
@@ -149,17 +178,19 @@ def _scalar(value: object) -> str:
 
 
 def docs_text(
-    docs: Iterable[tuple[str, str, str, Sequence[str]]],
+    docs: Iterable[tuple[str, str, str, Sequence[str], bool]],
     lang: str,
     *,
     intro_key: str = "chat.docs_intro",
 ) -> Text:
-    """Matching guide sections: (section id, title, snippet, matched terms) each."""
+    """Matching guide sections: (section id, title, snippet, matched terms, weak) each."""
     parts: list[Text | str] = [Text(t(intro_key, lang), style="bold")]
-    for section, title, snippet, terms in docs:
+    for section, title, snippet, terms, weak in docs:
         entry = Text("• ", end="")
         entry.append_text(literal(title, "bold cyan"))
         entry.append(f"  [{section}]", style="dim")
+        if weak:
+            entry.append(f"  {t('chat.weak_match', lang)}", style="yellow")
         parts.append(entry)
         if snippet:
             line = quoted("   " + " ".join(snippet.split()), "dim")

@@ -33,6 +33,12 @@ class DocItem:
     lang: str = ""  # language of ``snippet``
     terms: tuple[str, ...] = ()  # query terms the snippet matched
 
+    @property
+    def weak(self) -> bool:
+        from assistant.search.engine import WEAK_SCORE
+
+        return self.score < WEAK_SCORE
+
 
 @dataclass
 class Outcome:
@@ -89,12 +95,13 @@ class DiagnosePath:
 class Conclude:
     """Walk the tree again for the same report (a new answer, language or config)."""
 
-    reason: str  # answer | lang | config
+    reason: str  # answer | lang | config | next
     report: LogReport | None
     config: Any
     answers: Answers
     lang: str
     config_path: str | None = None  # load this config first
+    focus: int = 0  # the fix whose questions are asked (0: fix #1)
 
     def run(self, progress: Progress) -> Outcome:
         from assistant import pipeline
@@ -103,7 +110,12 @@ class Conclude:
         if self.report is None:
             return Outcome(self.reason, config=config, answers=dict(self.answers))
         diagnosis = pipeline.conclude(
-            self.report, config=config, answers=self.answers, lang=self.lang, use_defaults=False
+            self.report,
+            config=config,
+            answers=self.answers,
+            lang=self.lang,
+            use_defaults=False,
+            focus=self.focus,
         )
         return Outcome(
             self.reason,
@@ -180,11 +192,23 @@ class Session:
 
     @property
     def question(self) -> Question | None:
-        """The open question to ask next, one at a time."""
+        """The next open question whose answer can change the fix shown, one at a time."""
         if self.diagnosis is None:
             return None
-        open_questions = self.diagnosis.decision.open_questions
-        return open_questions[0] if open_questions else None
+        asking = self.diagnosis.decision.asking
+        return asking[0] if asking else None
+
+    @property
+    def focus(self) -> int:
+        return self.diagnosis.decision.focus if self.diagnosis else 0
+
+    def next_fix(self) -> Conclude | None:
+        """Move on to the next fix: its questions are asked then. None when at the last one."""
+        if self.diagnosis is None or self.focus + 1 >= len(self.diagnosis.decision.recommendations):
+            return None
+        return Conclude(
+            "next", self.report, self.config, self.answers, self.lang, focus=self.focus + 1
+        )
 
     @property
     def patch_ready(self) -> bool:
@@ -200,18 +224,21 @@ class Session:
         return Ask(text, self.config, self.lang)
 
     def answer(self, question_id: str, value: str, source: str = "user") -> Conclude:
+        """``source`` "default" records a skipped question: it takes its default."""
         answers = {**self.answers, question_id: (value, source)}
-        return Conclude("answer", self.report, self.config, answers, self.lang)
+        return Conclude("answer", self.report, self.config, answers, self.lang, focus=self.focus)
 
     def switch_lang(self, lang: str) -> Conclude | None:
         """Set the language; the tree's texts must then be fetched again."""
         self.lang = lang
         if self.report is None:
             return None
-        return Conclude("lang", self.report, self.config, self.answers, lang)
+        return Conclude("lang", self.report, self.config, self.answers, lang, focus=self.focus)
 
     def load_config(self, path: str) -> Conclude:
-        return Conclude("config", self.report, self.config, self.answers, self.lang, path)
+        return Conclude(
+            "config", self.report, self.config, self.answers, self.lang, path, focus=self.focus
+        )
 
     def accept(self, outcome: Outcome) -> bool:
         """Take a job's outcome (on the UI thread); True when its diagnosis was adopted."""
@@ -279,15 +306,14 @@ class Session:
         config_path = getattr(self.config, "path", None)
         write_atomic(target, text, config_path=config_path, force=False)
 
-    def suggested_save_path(self) -> str:
-        """A new file next to the config (never the config itself)."""
+    def suggested_save_path(self, folder: Path | None = None) -> str:
+        """A new file in the current folder (the config's folder is often shared)."""
+        folder = Path() if folder is None else folder  # relative: "x.patched.yaml"
         config_path = getattr(self.config, "path", None)
-        if config_path is None:
-            return "areal-doctor-patch.yaml"
-        original = Path(config_path)
-        candidate = original.with_name(f"{original.stem}.patched{original.suffix or '.yaml'}")
+        stem = Path(config_path).stem + ".patched" if config_path else "areal-doctor-patch"
+        candidate = folder / f"{stem}.yaml"
         number = 2
         while candidate.exists():
-            candidate = original.with_name(f"{original.stem}.patched-{number}{original.suffix}")
+            candidate = folder / f"{stem}-{number}.yaml"
             number += 1
         return str(candidate)

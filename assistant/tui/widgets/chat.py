@@ -30,8 +30,10 @@ class ChatLog(VerticalScroll):
         self.scroll_end(animate=False, immediate=True)
 
     def say(self, content: Text, role: str = "assistant") -> ChatMessage:
+        """Add a message and bring it into view (mounting alone does not resize the log)."""
         message = ChatMessage(content, role)
         self.mount(message)
+        self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
         return message
 
     def clear(self) -> None:

@@ -59,8 +59,8 @@ def patch_widgets(diagnosis: Diagnosis | None, lang: str) -> Iterator[Widget]:
         yield Static(Text(t("patch.empty", lang)), classes="placeholder")
         return
     decision = diagnosis.decision
-    if decision.open_questions:
-        count = len(decision.open_questions)
+    if decision.asking:
+        count = len(decision.asking)
         yield Static(
             Text(t("patch.provisional", lang, count=count), style="italic"), classes="note"
         )
