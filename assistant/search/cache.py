@@ -1,4 +1,5 @@
-"""Where the compiled search index (and jieba's prefix dictionary) is cached.
+"""Where the compiled search index, jieba's prefix dictionary and the log prefilter's
+compiled Hyperscan database are cached.
 
 ``$AREAL_DOCTOR_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/areal-doctor``, else
 ``~/.cache/areal-doctor``. When the folder cannot be created or written, callers get
@@ -59,6 +60,37 @@ def write_json(name: str, data: Any) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(data, handle, ensure_ascii=False, separators=(",", ":"))
+        os.replace(temp, folder / name)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+
+
+def read_bytes(name: str) -> bytes | None:
+    """The cached bytes ``name``, or None when absent or unreadable."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    try:
+        return (folder / name).read_bytes()
+    except OSError:
+        return None
+
+
+def write_bytes(name: str, data: bytes) -> None:
+    """Store ``data`` atomically; failures are ignored (the cache only saves time)."""
+    import tempfile
+
+    folder = cache_dir()
+    if folder is None:
+        return
+    try:
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".bin")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         os.replace(temp, folder / name)
     except OSError:
         with contextlib.suppress(OSError):
