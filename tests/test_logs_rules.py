@@ -123,3 +123,52 @@ def test_shipped_rules_load_and_every_trigger_compiles() -> None:
     kinds = {sig.kind for sig in loaded.signatures}
     assert kinds == {"cuda_oom", "cuda_error_oom", "kv_cache", "nccl", "host_oom"}
     assert len(set(loaded.triggers)) == len(loaded.triggers)
+
+
+def test_validated_rule_files_load_without_compiling_until_a_line_needs_a_pattern(
+    tmp_path, monkeypatch
+) -> None:
+    from assistant.search import cache
+
+    monkeypatch.setenv("AREAL_DOCTOR_CACHE_DIR", str(tmp_path))
+    cache.cache_dir.cache_clear()
+    rules.load_rules.cache_clear()
+    try:
+        first = rules.load_rules()  # validates: every pattern compiled, the verdict stored
+        assert all(p._compiled is not None for s in first.signatures for p in s.patterns)
+        assert len(list(tmp_path.glob("rules-valid-*"))) == 1
+        rules.load_rules.cache_clear()
+        again = rules.load_rules()  # the same files: patterns compile on first use
+        assert all(p._compiled is None for s in again.signatures for p in s.patterns)
+        assert again.signatures[0].patterns[0].search("no match here") is None
+        assert again.signatures[0].patterns[0]._compiled is not None
+    finally:
+        rules.load_rules.cache_clear()
+        cache.cache_dir.cache_clear()
+
+
+def test_a_changed_rule_file_is_validated_again(tmp_path, monkeypatch) -> None:
+    from assistant.search import cache
+
+    monkeypatch.setenv("AREAL_DOCTOR_CACHE_DIR", str(tmp_path))
+    cache.cache_dir.cache_clear()
+    rules.load_rules.cache_clear()
+    try:
+        rules.load_rules()
+        name = rules._verdict_name()
+        monkeypatch.setattr(rules, "RULE_FILES", (*rules.RULE_FILES, "questions.yaml"))
+        assert rules._verdict_name() != name  # other bytes, another verdict
+    finally:
+        rules.load_rules.cache_clear()
+        cache.cache_dir.cache_clear()
+
+
+def test_trigger_gates_are_literal_texts_or_none() -> None:
+    from assistant.logs.match import trigger_gate
+
+    assert trigger_gate(("Failed to CUDA", "(?i)Error: out of memory")) == (
+        "failed to cuda",
+        "error: out of memory",
+    )
+    assert trigger_gate(("Triton Error \\[",)) == ("triton error [",)
+    assert trigger_gate(("exitcode", "(?:status|code):? ?137")) is None

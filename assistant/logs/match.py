@@ -22,6 +22,26 @@ _CODE_ECHO = re.compile(
 )
 
 
+_REGEX_SYNTAX = re.compile(r"(?<!\\)[.\[\](){}?*+|^$]|\\[a-zA-Z0-9]")
+_ESCAPED = re.compile(r"\\(.)")
+
+
+def trigger_gate(triggers: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Lower-case literal texts one of which a line must hold for a rule to apply, or
+    None when a trigger is a real regex (the rule is then tried on every line)."""
+    literals: list[str] = []
+    for trigger in triggers:
+        body = trigger.removeprefix("(?i)")
+        if _REGEX_SYNTAX.search(body):
+            return None
+        literals.append(_ESCAPED.sub(r"\1", body).lower())
+    return tuple(literals)
+
+
+def _open(gate: tuple[str, ...] | None, lower: str) -> bool:
+    return gate is None or any(literal in lower for literal in gate)
+
+
 @dataclass(frozen=True)
 class Hit:
     """A rule that fired on one line of one source."""
@@ -49,15 +69,30 @@ class FactHit:
 
 
 class LineMatcher:
-    """Applies the rule files to cleaned lines."""
+    """Applies the rule files to cleaned lines.
+
+    A rule is tried only on a line that holds one of its triggers (the rule files
+    promise that every line a pattern matches contains one): most lines reach few
+    rules, and patterns compile on first use (assistant/logs/lazyre.py)."""
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
-        self._signatures = sorted(rules.signatures, key=lambda s: -s.priority)
+        ordered = sorted(rules.signatures, key=lambda s: -s.priority)
+        self._signatures = [(sig, trigger_gate(sig.triggers)) for sig in ordered]
+        self._lookalikes = [(rule, trigger_gate(rule.triggers)) for rule in rules.lookalikes]
+        self._consequences = [(rule, trigger_gate(rule.triggers)) for rule in rules.consequences]
+        self._facts = [(rule, trigger_gate(rule.triggers)) for rule in rules.facts]
+        self._lowered = ("", "")
+
+    def _lower(self, text: str) -> str:
+        if self._lowered[0] is not text:
+            self._lowered = (text, text.lower())
+        return self._lowered[1]
 
     def lookalike(self, text: str) -> Lookalike | None:
-        for rule in self.rules.lookalikes:
-            if any(p.search(text) for p in rule.patterns):
+        lower = self._lower(text)
+        for rule, gate in self._lookalikes:
+            if _open(gate, lower) and any(p.search(text) for p in rule.patterns):
                 return rule
         return None
 
@@ -75,7 +110,10 @@ class LineMatcher:
         return self._first_signature(text)
 
     def _first_signature(self, text: str) -> tuple[Signature, int] | None:
-        for sig in self._signatures:
+        lower = self._lower(text)
+        for sig, gate in self._signatures:
+            if not _open(gate, lower):
+                continue
             for pattern in sig.patterns:
                 found = pattern.search(text)
                 if found and not any(u.search(text) for u in sig.unless):
@@ -83,8 +121,9 @@ class LineMatcher:
         return None
 
     def consequence(self, text: str) -> ConsequenceRule | None:
-        for rule in self.rules.consequences:
-            if any(p.search(text) for p in rule.patterns):
+        lower = self._lower(text)
+        for rule, gate in self._consequences:
+            if _open(gate, lower) and any(p.search(text) for p in rule.patterns):
                 return rule
         return None
 
@@ -105,8 +144,11 @@ class LineMatcher:
         return None
 
     def facts(self, text: str) -> list[tuple[FactRule, Any]]:
+        lower = self._lower(text)
         found: list[tuple[FactRule, Any]] = []
-        for rule in self.rules.facts:
+        for rule, gate in self._facts:
+            if not _open(gate, lower):
+                continue
             value = self.fact_value(rule, text)
             if value is not None:
                 found.append((rule, value))

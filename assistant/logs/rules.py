@@ -12,7 +12,6 @@ the file and the entry, so an editing mistake never turns into a wrong diagnosis
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -20,7 +19,8 @@ from typing import Any
 
 from assistant.errors import KnowledgeError
 from assistant.knowledge import load_yaml  # a module name here, so tests can swap a file
-from assistant.logs.schema import Entry, entries
+from assistant.logs.lazyre import LazyPattern
+from assistant.logs.schema import VALIDATION, Entry, entries
 from assistant.logs.units import UNITS
 from assistant.models import KINDS, PHASES
 
@@ -34,7 +34,7 @@ class Figure:
     metric: str
     unit: str
     aggregate: str
-    patterns: tuple[re.Pattern[str], ...]
+    patterns: tuple[LazyPattern, ...]
 
 
 @dataclass(frozen=True)
@@ -43,23 +43,23 @@ class Signature:
     kind: str
     priority: int
     confidence: float
-    patterns: tuple[re.Pattern[str], ...]
+    patterns: tuple[LazyPattern, ...]
     triggers: tuple[str, ...]
-    unless: tuple[re.Pattern[str], ...] = ()
+    unless: tuple[LazyPattern, ...] = ()
     figures: tuple[Figure, ...] = ()
     tags: tuple[str, ...] = ()
     phase_hints: Mapping[str, float] = field(default_factory=dict)
     facts: Mapping[str, Any] = field(default_factory=dict)
     lines: int = 1
     weak: bool = False
-    corroborate: tuple[re.Pattern[str], ...] = ()
+    corroborate: tuple[LazyPattern, ...] = ()
     yields_to: tuple[str, ...] = ()
     # a weak signature with no corroboration still counts, at this confidence, when
     # the input shows no other error that could explain it (the tree then asks why)
     unproven_confidence: float | None = None
     # regexes that veto the match when found in the traceback that ends at the line
     # (os.fork's ENOMEM is the overcommit policy refusing a copy, not RAM running out)
-    unless_traceback: tuple[re.Pattern[str], ...] = ()
+    unless_traceback: tuple[LazyPattern, ...] = ()
     # labelled families whose logs this rule was written from (benchmarks only:
     # eval_logs.py --leave-family-out switches a family's own rules off)
     learned_from: tuple[str, ...] = ()
@@ -68,7 +68,7 @@ class Signature:
 @dataclass(frozen=True)
 class Lookalike:
     id: str
-    patterns: tuple[re.Pattern[str], ...]
+    patterns: tuple[LazyPattern, ...]
     triggers: tuple[str, ...]
     what: Mapping[str, str]
     pressure: str | None = None  # phase this back-pressure notice points to
@@ -80,14 +80,14 @@ class Lookalike:
 class ConsequenceRule:
     id: str
     what: str
-    patterns: tuple[re.Pattern[str], ...]
+    patterns: tuple[LazyPattern, ...]
     triggers: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class ErrorRules:
-    patterns: tuple[re.Pattern[str], ...]
-    ignore: tuple[re.Pattern[str], ...]
+    patterns: tuple[LazyPattern, ...]
+    ignore: tuple[LazyPattern, ...]
     triggers: tuple[str, ...]
 
 
@@ -96,7 +96,7 @@ class PhasePattern:
     id: str
     phase: str
     weight: float
-    regex: re.Pattern[str]
+    regex: LazyPattern
     where: frozenset[str]
     tags: tuple[str, ...] = ()
     facts: Mapping[str, Any] = field(default_factory=dict)
@@ -116,10 +116,10 @@ class PhaseConfig:
 class FactRule:
     id: str
     fact: str
-    patterns: tuple[re.Pattern[str], ...]
+    patterns: tuple[LazyPattern, ...]
     triggers: tuple[str, ...]
     value: Any = None  # fixed value, or None to use the pattern's first group
-    unless: tuple[re.Pattern[str], ...] = ()
+    unless: tuple[LazyPattern, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,7 @@ def _load_figures(data: Any) -> dict[str, Figure]:
         entry = Entry(file, spec, f"figure '{ident}'")
         patterns = entry.regexes("patterns", expand=True)
         for pattern in patterns:
-            if pattern.groups != 1:
+            if VALIDATION.patterns and pattern.groups != 1:
                 entry.fail(f"pattern {pattern.pattern!r} must capture exactly one value")
         figures[ident] = Figure(
             id=ident,
@@ -348,9 +348,28 @@ def _load_context_figures() -> tuple[Figure, ...]:
     return tuple(figures[i] for i in ids)
 
 
+RULE_FILES = ("signatures.yaml", "phases.yaml", "lookalikes.yaml", "facts.yaml", "describe.yaml")
+
+
 @cache
 def load_rules() -> Rules:
-    """All rule files, compiled and validated (once per process)."""
+    """All rule files, validated (once per process).
+
+    Validating compiles every pattern; once these exact files have passed, later runs
+    defer compiling each pattern to its first use (a cached verdict per file content)."""
+    verdict = _verdict_name()
+    validated_before = verdict is not None and _has_verdict(verdict)
+    VALIDATION.patterns = not validated_before
+    try:
+        rules = _load_all()
+    finally:
+        VALIDATION.patterns = True
+    if verdict is not None and not validated_before:
+        _store_verdict(verdict)
+    return rules
+
+
+def _load_all() -> Rules:
     lookalikes, consequences, errors = _load_lookalikes()
     return Rules(
         signatures=_load_signatures(),
@@ -362,3 +381,33 @@ def load_rules() -> Rules:
         describe=_load_describe(),
         context_figures=_load_context_figures(),
     )
+
+
+def _verdict_name() -> str | None:
+    """A name for "these rule files passed validation": their bytes, this package's
+    version and Python's (whose re module compiled them)."""
+    import hashlib
+    import sys
+
+    from assistant import __version__
+    from assistant.knowledge import knowledge_path
+
+    digest = hashlib.sha256(f"{__version__}|{sys.version_info[:2]}".encode())
+    for name in RULE_FILES:
+        try:
+            digest.update(knowledge_path(name).read_bytes())
+        except OSError:
+            return None
+    return f"rules-valid-{digest.hexdigest()[:24]}"
+
+
+def _has_verdict(name: str) -> bool:
+    from assistant.search.cache import read_bytes
+
+    return read_bytes(name) == b"ok"
+
+
+def _store_verdict(name: str) -> None:
+    from assistant.search.cache import write_bytes
+
+    write_bytes(name, b"ok")

@@ -6,7 +6,18 @@ import re
 from typing import Any
 
 from assistant.errors import KnowledgeError
+from assistant.logs.lazyre import LazyPattern
 from assistant.logs.units import PLACEHOLDERS
+
+
+class _Validation:
+    """Whether loading compiles every pattern (validation) or defers it (the same rule
+    files were validated before: rules.load_rules keeps that verdict per file content)."""
+
+    patterns: bool = True
+
+
+VALIDATION = _Validation()
 
 
 class Entry:
@@ -40,12 +51,14 @@ class Entry:
             self.fail(f"'{key}' is empty")
         return tuple(self.compile(item, expand) for item in items)
 
-    def compile(self, pattern: Any, expand: bool = False) -> re.Pattern[str]:
+    def compile(self, pattern: Any, expand: bool = False) -> LazyPattern:
         if not isinstance(pattern, str):
             self.fail(f"pattern {pattern!r} is not a string")
         text = _expand(pattern) if expand else pattern
+        if not VALIDATION.patterns:
+            return LazyPattern(text)  # validated before: compiled where a line needs it
         try:
-            return re.compile(text)
+            return LazyPattern(text, re.compile(text))
         except re.error as exc:
             self.fail(f"pattern {pattern!r} does not compile: {exc}")
         raise AssertionError  # unreachable: fail() raises
@@ -60,7 +73,7 @@ class Entry:
 
     def triggers(self) -> tuple[str, ...]:
         triggers = self.strings("triggers", required=True)
-        for trigger in triggers:
+        for trigger in triggers if VALIDATION.patterns else ():
             try:
                 re.compile(trigger.removeprefix("(?i)"))
             except re.error as exc:

@@ -1,0 +1,53 @@
+"""Regular expressions compiled on first use.
+
+The rule files hold several hundred regexes; compiling them all costs more than
+reading a small log. Once a set of rule files has been validated (every pattern
+compiled once, the verdict cached per file content), later runs compile only the
+patterns that a line actually reaches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+
+class LazyPattern:
+    """``re.compile(pattern)`` on first use; the common methods of re.Pattern."""
+
+    __slots__ = ("_compiled", "pattern")
+
+    def __init__(self, pattern: str, compiled: re.Pattern[str] | None = None) -> None:
+        self.pattern = pattern
+        self._compiled = compiled
+
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern)
+        return self._compiled
+
+    def search(self, string: str, *args: int) -> re.Match[str] | None:
+        return self.compiled().search(string, *args)
+
+    def match(self, string: str, *args: int) -> re.Match[str] | None:
+        return self.compiled().match(string, *args)
+
+    def finditer(self, string: str, *args: int) -> Iterator[re.Match[str]]:
+        return self.compiled().finditer(string, *args)
+
+    def sub(self, repl: Any, string: str, count: int = 0) -> str:
+        return self.compiled().sub(repl, string, count)
+
+    @property
+    def groups(self) -> int:
+        return self.compiled().groups
+
+    def __repr__(self) -> str:
+        return f"LazyPattern({self.pattern!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LazyPattern) and other.pattern == self.pattern
+
+    def __hash__(self) -> int:
+        return hash(self.pattern)
