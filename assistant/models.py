@@ -59,7 +59,7 @@ class Finding:
     ranks: list[int] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     fingerprint: str = ""
-    group_reason: str | None = None  # why repeated lines were merged, when they were
+    group_reason: dict[str, str] | None = None  # {"en", "zh"}: why repeated lines were merged
 
 
 @dataclass

@@ -65,7 +65,7 @@ def sample_diagnosis(lang: str = "en") -> Diagnosis:
                 [root],
                 count=3,
                 ranks=[1, 2, 3],
-                group_reason="same message with numbers and ranks masked",
+                group_reason={"en": "same message with numbers and ranks masked", "zh": "同一消息"},
             )
         ],
         consequences=[
@@ -212,3 +212,17 @@ def test_the_first_fix_comes_right_after_the_headline() -> None:
     assert head[2].startswith("Try first:")
     assert head[3].strip() == "actor.mb_spec.max_tokens_per_mb=4096"
     assert text.index("Try first:") < text.index("Root cause")
+
+
+def test_why_lines_were_grouped_is_said_in_the_reports_language() -> None:
+    from assistant.pipeline import diagnose_text
+
+    ranks = "".join(
+        f"[rank{r}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+        f"GPU {r} has a total capacity of 79.19 GiB of which 1.00 GiB is free.\n"
+        for r in range(4)
+    )
+    zh = render_diagnosis(diagnose_text(ranks, lang="zh"), "text", color=False, redact=False)
+    en = render_diagnosis(diagnose_text(ranks, lang="en"), "text", color=False, redact=False)
+    assert "同一条消息" in zh and "carry the same message" not in zh
+    assert "carry the same message" in en

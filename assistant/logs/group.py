@@ -75,15 +75,22 @@ class Group:
     def sources(self) -> list[int]:
         return sorted({h.source for h in self.hits})
 
-    def reason(self, names: Sequence[str]) -> str | None:
+    def reason(self, names: Sequence[str]) -> dict[str, str] | None:
+        """Why the lines were merged, in each language (texts in knowledge/i18n/cli.yaml)."""
         if len(self.hits) < 2:
             return None
-        where = f"{len(self.sources)} files" if len(self.sources) > 1 else names[self.first.source]
-        ranks = f", ranks {_span(self.ranks)}" if self.ranks else ""
-        return (
-            f"{len(self.hits)} lines ({where}{ranks}) carry the same message (or a cut copy "
-            f"of it) once numbers, PIDs, hosts and ranks are masked"
-        )
+        from assistant.i18n import message
+
+        out: dict[str, str] = {}
+        for lang in ("en", "zh"):
+            where = (
+                message("group_files", lang, n=len(self.sources))
+                if len(self.sources) > 1
+                else names[self.first.source]
+            )
+            ranks = message("group_ranks", lang, ranks=_span(self.ranks)) if self.ranks else ""
+            out[lang] = message("group_reason", lang, count=len(self.hits), where=where, ranks=ranks)
+        return out
 
 
 def _span(ranks: list[int]) -> str:

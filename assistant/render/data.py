@@ -57,7 +57,7 @@ def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
         "lang": diagnosis.lang,
         "input_kind": report.input_kind,
         "inferences": to_plain(report.inferences),
-        "findings": [finding_dict(f) for f in report.findings],
+        "findings": [finding_dict(f, diagnosis.lang) for f in report.findings],
         "consequences": [
             {
                 "what": c.what,
@@ -86,7 +86,8 @@ def evidence_dict(evidence: Evidence) -> dict[str, Any]:
     return out
 
 
-def finding_dict(finding: Any) -> dict[str, Any]:
+def finding_dict(finding: Any, lang: str = "en") -> dict[str, Any]:
+    reasons = finding.group_reason
     return {
         "signature": finding.signature,
         "phase": finding.phase,
@@ -95,7 +96,7 @@ def finding_dict(finding: Any) -> dict[str, Any]:
         "ranks": finding.ranks,
         "files": finding.files,
         "fingerprint": finding.fingerprint,
-        "group_reason": finding.group_reason,
+        "group_reason": (reasons.get(lang) or reasons["en"]) if reasons else None,
         "phase_reasons": finding.phase_reasons,
         "evidence": evidence_dict(finding.evidence[0]) if finding.evidence else None,
     }

@@ -191,7 +191,8 @@ def _root_cause(report: LogReport, lang: str, s: Styler) -> list[str]:
             key = key if ranks else "repeated"
             lines.append("  " + _t(key, lang, count=head.count, n=len(head.ranks), ranks=ranks))
             if head.group_reason:
-                lines.append("    " + s(f"{_t('grouped_because', lang)}: {head.group_reason}", DIM))
+                reason = head.group_reason.get(lang) or head.group_reason["en"]
+                lines.append("    " + s(f"{_t('grouped_because', lang)}: {reason}", DIM))
         if len(report.findings) > 1:
             lines.append("  " + _t("other_failures", lang) + ":")
             for other in report.findings[1:6]:

@@ -132,7 +132,8 @@ def _root_cause(report: LogReport, lang: str) -> Iterator[Widget]:
         files = report.findings[0].files
         if len(files) > 1:
             heading.append("\n" + t("evidence.files", lang, files=", ".join(files)), style="dim")
-        reason = report.findings[0].group_reason
+        reasons = report.findings[0].group_reason
+        reason = (reasons.get(lang) or reasons["en"]) if reasons else None
         if reason:
             heading.append("\n" + t("evidence.grouped", lang, reason=reason), style="dim")
     yield Static(heading, classes="heading")
