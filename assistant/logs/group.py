@@ -89,7 +89,8 @@ class Group:
                 else names[self.first.source]
             )
             ranks = message("group_ranks", lang, ranks=_span(self.ranks)) if self.ranks else ""
-            out[lang] = message("group_reason", lang, count=len(self.hits), where=where, ranks=ranks)
+            count = len(self.hits)
+            out[lang] = message("group_reason", lang, count=count, where=where, ranks=ranks)
         return out
 
 
