@@ -158,3 +158,6 @@ def test_small_jieba_dictionary_covers_the_guide_vocabulary():
     shipped_words = {line.split(" ", 1)[0] for line in shipped.splitlines()}
     missing = builder.guide_vocabulary(set(default)) - shipped_words
     assert not missing, f"run benchmarks/build_jieba_dict.py (missing: {sorted(missing)[:10]})"
+    compounds = knowledge_path("jieba", "compounds.txt").read_text(encoding="utf-8")
+    listed = [line for line in compounds.splitlines() if line and not line.startswith("#")]
+    assert listed == builder.domain_words(), "run benchmarks/build_jieba_dict.py (compounds)"

@@ -92,6 +92,14 @@ def test_nested_chinese_terms_both_match():
     assert {"vram", "oom"} <= set(expansion_terms("训练时显存不足", [gpu_memory, oom]))
 
 
+def test_common_words_split_off_chinese_ring_terms_are_not_index_terms():
+    # 能 (can) from 能整除 would make every section about divisibility match "能…吗" questions.
+    entry = GlossaryEntry(("divisible", "整除", "能整除", "不能整除"))
+    assert {"整除", "能整除", "不能整除", *tokenize("divisible")} <= set(entry.index_terms)
+    assert "能" not in entry.index_terms
+    assert "爆" in GlossaryEntry(("oom", "爆了")).index_terms
+
+
 def test_an_entry_named_in_the_title_also_counts_in_the_title_field():
     from assistant.search.index import compile_section
     from assistant.search.sections import Section

@@ -122,6 +122,21 @@ def test_chinese_is_segmented_into_dictionary_words():
     assert all(len(term) <= 4 for term in terms)
 
 
+def test_a_run_of_words_spelling_a_guide_term_adds_the_whole_term():
+    # 梯度检查点 is segmented 梯度 + 检查点; the guide's term comes whole as well.
+    terms = tokenize("怎么开梯度检查点")
+    assert {"梯度", "检查点", "梯度检查点"} <= set(terms)
+    # jieba reads 主权重 as 主权 ("sovereignty") + 重; the term master weights is added.
+    assert "主权重" in tokenize("fp32 主权重")
+
+
+def test_a_guide_term_crossing_an_earlier_one_is_not_added():
+    terms = tokenize("优化微批大小")
+    assert "微批" in terms
+    assert "批大小" not in terms
+    assert "批大小" in tokenize("把批大小调小")
+
+
 def test_mixed_text_splits_scripts_and_keeps_keys():
     terms = tokenize("把 max_tokens_per_mb 调到 4096，GPU内存还是不够")
     assert "max_tokens_per_mb" in terms

@@ -224,7 +224,7 @@ def knowledge_fingerprint() -> str:
     digest = hashlib.sha256()
     files = [path for lang in LANGS for path in sorted(knowledge_path("guide", lang).glob("*.md"))]
     files += [knowledge_path(name) for name in ("glossary.yaml", "phase_terms.yaml")]
-    files.append(knowledge_path("jieba", "dict.txt"))
+    files += [knowledge_path("jieba", name) for name in ("dict.txt", "compounds.txt")]
     files += [Path(__file__).with_name(name) for name in _CODE_FILES]
     for path in files:
         digest.update(path.name.encode())

@@ -123,6 +123,11 @@ DAMPED_LOG_FREQ = 4.5
 DROPPED_LOG_FREQ = 5.0
 
 
+def is_function_piece(term: str) -> bool:
+    """A Chinese word common enough that queries damp or drop it (see query_weights)."""
+    return _commonness_weight(term) < 1.0
+
+
 @cache
 def _commonness_weight(term: str) -> float:
     if not has_cjk(term):
@@ -257,7 +262,45 @@ def _segment_cjk(run: str) -> list[str]:
     characters match consistently. Measured: HMM off gave the best recall of the variants
     tried (HMM on, HMM on plus the characters of guessed words).
     """
-    return [word for word in _jieba().lcut(run, HMM=False) if word.strip()]
+    words = [word for word in _jieba().lcut(run, HMM=False) if word.strip()]
+    return words + _compounds_in(words)
+
+
+# The longest run of segments checked against the compound terms.
+_MAX_COMPOUND_SEGMENTS = 6
+
+
+def _compounds_in(words: list[str]) -> list[str]:
+    """The guide's compound terms (``knowledge/jieba/compounds.txt``) spelt by runs of words.
+
+    The dictionary splits 微批 into 微 批, 主权重 into 主权 重, 梯度检查点 into 梯度 检查点:
+    the pieces stay terms (a question may use one of them), and the whole compound is
+    added, so that a question naming the guide's term meets it as one specific term
+    rather than as common pieces shared with other sections (批 of 批大小).
+    """
+    known = _compound_terms()
+    found: list[tuple[int, int, str]] = []
+    for start in range(len(words)):
+        text = words[start]
+        for end in range(start + 1, min(len(words), start + _MAX_COMPOUND_SEGMENTS)):
+            text += words[end]
+            if text in known:
+                found.append((start, end, text))
+    # As in glossary matching, a term that crosses one starting earlier is not seen:
+    # 微批大小 is 微批 + 大小, not 批大小.
+    return [
+        text for start, end, text in found if not any(s < start <= e < end for s, e, _ in found)
+    ]
+
+
+@cache
+def _compound_terms() -> frozenset[str]:
+    from assistant.knowledge import knowledge_path
+
+    text = knowledge_path("jieba", "compounds.txt").read_text(encoding="utf-8")
+    return frozenset(
+        line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
+    )
 
 
 @cache
