@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 BLOCK_BYTES = 8 * 1024 * 1024
 HALF_SLICE = 4 * 1024  # bytes kept on each side of a match in a very long line
@@ -82,7 +83,7 @@ def _to_re2(trigger: str) -> str:
     return _to_python(trigger)
 
 
-def _hyperscan_db(triggers: tuple[str, ...]):
+def _hyperscan_db(triggers: tuple[str, ...]) -> Any:
     if os.environ.get("AREAL_DOCTOR_PREFILTER") == "re2":
         return None
     try:

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from assistant.errors import KnowledgeError
 from assistant.knowledge import knowledge_path, safe_loader
@@ -97,7 +98,7 @@ def parse_section_file(path: Path, lang: str) -> Section:
     return section
 
 
-def _load_front_matter(block: str, path: Path) -> dict:
+def _load_front_matter(block: str, path: Path) -> dict[str, Any]:
     import yaml
 
     try:
