@@ -113,7 +113,7 @@ class Finding:
     group_reason: str | None = None  # why repeated lines were merged, when they were
 
 
-@dataclass
+@dataclass(frozen=True)
 class Consequence:
     """A cascade event after the root cause (NCCL timeout, SIGTERM, connection reset)."""
 
@@ -123,7 +123,7 @@ class Consequence:
     example: Evidence
 
 
-@dataclass
+@dataclass(frozen=True)
 class Inference:
     """Arithmetic the log's own figures allow (e.g. reserved-but-unallocated share)."""
 
@@ -185,7 +185,7 @@ class Question:
     matters: bool = True
 
 
-@dataclass
+@dataclass(frozen=True)
 class Recommendation:
     section: str
     title: str
@@ -197,14 +197,14 @@ class Recommendation:
     checks: list[str] = field(default_factory=list)  # "check your value" instead of a patch
 
 
-@dataclass
+@dataclass(frozen=True)
 class Skipped:
     section: str
     why: str
     fix: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class ConfigWarning:
     id: str
     section: str
@@ -242,7 +242,7 @@ class Decision:
         return [q for q in self.questions if q.matters and q.source in (None, "default")]
 
 
-@dataclass
+@dataclass(frozen=True)
 class DocRef:
     section: str
     lang: Lang

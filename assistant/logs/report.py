@@ -324,5 +324,7 @@ def remap_lines(
     ]
     for finding in report.findings:
         finding.evidence = [fix(e) for e in finding.evidence]  # type: ignore[misc]
-    for consequence in report.consequences:
-        consequence.example = fix(consequence.example)  # type: ignore[assignment]
+    report.consequences = [
+        replace(c, example=fix(c.example))  # type: ignore[arg-type]
+        for c in report.consequences
+    ]
