@@ -2,7 +2,7 @@
 
 ``knowledge/guide/<lang>/<id>.md`` starts with a YAML front matter block (id, lang,
 title, heading_path, keys, phase) followed by the section's Markdown body. Ids come
-from CONTRACT.md; ids starting with ``x-`` are knowledge areal-doctor adds.
+from docs/CONTRACT.md; ids starting with ``x-`` are knowledge areal-doctor adds.
 """
 
 from __future__ import annotations
