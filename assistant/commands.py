@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assistant.errors import EXIT_FOUND, EXIT_NOT_FOUND, EXIT_USAGE, UserError
 from assistant.terminal import (
@@ -14,6 +14,9 @@ from assistant.terminal import (
     use_color,
     write_out,
 )
+
+if TYPE_CHECKING:
+    from assistant.models import Answer
 
 
 def run_diagnose(args: argparse.Namespace) -> int:
@@ -66,7 +69,7 @@ def check_model_config(path: str | None) -> str | None:
 def ask_open_questions(
     diagnosis: Any,
     config: Any,
-    answers: dict[str, tuple[str, str]],
+    answers: dict[str, Answer],
     model_config: str | None = None,
 ) -> Any:
     """Answer first, then ask: the fix to try first is shown before any question.
@@ -138,8 +141,8 @@ def load_config_or_warn(path: str | None) -> Any:
         return None
 
 
-def parse_answers(raw: list[str]) -> dict[str, tuple[str, str]]:
-    answers: dict[str, tuple[str, str]] = {}
+def parse_answers(raw: list[str]) -> dict[str, Answer]:
+    answers: dict[str, Answer] = {}
     for item in raw:
         key, sep, value = item.partition("=")
         if not sep or not key.strip() or not value.strip():

@@ -10,8 +10,9 @@ Stages never mutate what an earlier stage produced.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 Phase = Literal[
     "generation", "training", "weight_update", "model_loading", "host_memory", "unknown", "none"
@@ -19,6 +20,23 @@ Phase = Literal[
 Kind = Literal["cuda_oom", "cuda_error_oom", "kv_cache", "nccl", "host_oom", "none"]
 AnswerSource = Literal["log", "config", "flag", "user", "default"]
 Lang = Literal["zh", "en"]
+QuestionType = Literal["choice", "number", "yesno"]
+
+# An answer to a follow-up question: (value as given, where it came from: an AnswerSource).
+Answer = tuple[str, str]
+# Answers given ahead of the tree (flags, the user in the TUI), by question id.
+Answers = Mapping[str, Answer]
+# Reading progress: (bytes or lines done, total).
+Progress = Callable[[int, int], None]
+
+# A value a fix writes into the config (YAML scalars; a list for a few keys).
+PatchValue = Any
+# A config change as dotted keys: {"actor.mb_spec.max_tokens_per_mb": 4096}. This is the
+# form fixes are written in, validated in, and applied to a config file with.
+FlatPatch = dict[str, PatchValue]
+# The same change as a nested YAML fragment: {"actor": {"mb_spec": {...}}}. Only for
+# output (JSON/YAML ``patch``, the TUI's Patch tab); made from a FlatPatch by ``nested``.
+NestedPatch = dict[str, Any]
 
 PHASES: tuple[str, ...] = (
     "generation",
@@ -30,6 +48,39 @@ PHASES: tuple[str, ...] = (
     "none",
 )
 KINDS: tuple[str, ...] = ("cuda_oom", "cuda_error_oom", "kv_cache", "nccl", "host_oom", "none")
+
+
+class LogFacts(TypedDict, total=False):
+    """What the log reveals that the decision tree may use (``LogReport.facts``).
+
+    The contract between the log reader and the tree: every key the reader writes is
+    listed here (from knowledge/facts.yaml ``fact``, the ``facts`` of phases.yaml and
+    signatures.yaml, the ``status`` lines of stages.yaml, and assistant/logs). A key is
+    absent when the log does not say; tests/test_models_types.py checks the YAML's keys.
+    """
+
+    # knowledge/facts.yaml: settings stated anywhere in the log
+    expandable_segments: bool
+    alloc_conf: str  # PYTORCH_CUDA_ALLOC_CONF as written
+    sleep_mode: bool  # vLLM sleep mode / SGLang torch_memory_saver
+    train_engine: str  # fsdp | megatron | archon | deepspeed
+    weight_update_mode: str  # xccl | disk | awex | nccl
+    model_name: str  # last part of the model path
+    # signatures.yaml / phases.yaml facts of the root failure
+    server: str  # sglang | vllm
+    signature_tags: list[str]  # tags of the root signature and phase patterns
+    model_params_b: float  # model size read from the model name, in billions
+    # assistant/logs/stage.py: the sub-stage and the status lines before the failure
+    stage: str
+    running_req: int | float
+    token_usage: int | float
+    queue_req: int | float
+    kv_cache_tokens_total: int | float
+    # assistant/logs: how the report came about
+    memory_unproven: bool  # a bare kill counted as host memory at a low confidence
+    described_by_user: bool  # a short description, not a log
+    first_error_kind: str  # no memory failure: the look-alike that explains the first error
+    first_error_what: dict[str, str]  # its explanation, {"en": ..., "zh": ...}
 
 
 @dataclass(frozen=True)
@@ -50,8 +101,8 @@ class Finding:
     """One memory failure, possibly repeated on many ranks (grouped by fingerprint)."""
 
     signature: str  # id in knowledge/signatures.yaml
-    kind: str
-    phase: str
+    kind: Kind
+    phase: Phase
     evidence: list[Evidence]  # evidence[0] is the failure line itself
     metrics: dict[str, int | float] = field(default_factory=dict)
     phase_reasons: list[str] = field(default_factory=list)  # which phase patterns fired
@@ -62,7 +113,7 @@ class Finding:
     group_reason: dict[str, str] | None = None  # {"en", "zh"}: why repeated lines were merged
 
 
-@dataclass
+@dataclass(frozen=True)
 class Consequence:
     """A cascade event after the root cause (NCCL timeout, SIGTERM, connection reset)."""
 
@@ -72,7 +123,7 @@ class Consequence:
     example: Evidence
 
 
-@dataclass
+@dataclass(frozen=True)
 class Inference:
     """Arithmetic the log's own figures allow (e.g. reserved-but-unallocated share)."""
 
@@ -97,8 +148,8 @@ class LogReport:
     """What reading and classifying the input found."""
 
     oom: bool
-    phase: str
-    kind: str
+    phase: Phase
+    kind: Kind
     confidence: float
     evidence: list[Evidence] = field(default_factory=list)
     metrics: dict[str, int | float] = field(default_factory=dict)
@@ -107,12 +158,12 @@ class LogReport:
     consequences: list[Consequence] = field(default_factory=list)
     first_error: Evidence | None = None  # when oom is false: the first real error, if any
     # Facts read from the log that the decision tree may use, e.g.
-    # {"expandable_segments": True, "vllm_sleep_mode": True, "server": "sglang",
+    # {"expandable_segments": True, "sleep_mode": True, "server": "sglang",
     #  "signature_tags": ["startup_kv_pool"], "model_params_b": 7}
-    facts: dict[str, Any] = field(default_factory=dict)
+    facts: LogFacts = field(default_factory=lambda: LogFacts())
     # where inside the phase it failed (knowledge/stages.yaml), e.g. "optimizer_state_init"
     stage: str | None = None
-    language: str = "en"  # language the input is written in ("zh" or "en")
+    language: Lang = "en"  # language the input is written in
     files: list[str] = field(default_factory=list)
     lines_read: int = 0
     input_kind: str = "log"  # "log" or "description" (a short text such as "训练时显存爆了")
@@ -124,36 +175,36 @@ class LogReport:
 class Question:
     id: str
     text: str
-    type: str  # choice | number | yesno
+    type: QuestionType
     choices: list[str] = field(default_factory=list)
     default: Any = None
     answer: Any = None
-    source: str | None = None  # AnswerSource, or None while still open
+    source: AnswerSource | None = None  # None while still open
     # False when no answer can change the fix shown (#1, or the fix the user moved
     # to): such a question is not asked, and takes its default at the end
     matters: bool = True
 
 
-@dataclass
+@dataclass(frozen=True)
 class Recommendation:
     section: str
     title: str
     why: str
-    patch: dict[str, Any] = field(default_factory=dict)  # flat dotted keys
+    patch: FlatPatch = field(default_factory=dict)
     fix: str = ""  # id of the fix in knowledge/tree.yaml
     env: dict[str, str] = field(default_factory=dict)  # environment variables to set
     code_change: str | None = None  # a change that is code, not config (shown as such)
     checks: list[str] = field(default_factory=list)  # "check your value" instead of a patch
 
 
-@dataclass
+@dataclass(frozen=True)
 class Skipped:
     section: str
     why: str
     fix: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class ConfigWarning:
     id: str
     section: str
@@ -166,9 +217,15 @@ class Decision:
     recommendations: list[Recommendation] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[ConfigWarning] = field(default_factory=list)
-    patch: dict[str, Any] = field(default_factory=dict)  # nested YAML fragment
+    # the config change of the fix chosen for the patch (recommendations[0] as a rule)
+    flat_patch: FlatPatch = field(default_factory=dict)
     cli_overrides: list[str] = field(default_factory=list)
     focus: int = 0  # index of the recommendation whose questions are asked (0: fix #1)
+
+    @property
+    def patch(self) -> NestedPatch:
+        """``flat_patch`` as a nested YAML fragment (the contract's ``patch``)."""
+        return nested(self.flat_patch)
 
     @property
     def open_questions(self) -> list[Question]:
@@ -185,10 +242,10 @@ class Decision:
         return [q for q in self.questions if q.matters and q.source in (None, "default")]
 
 
-@dataclass
+@dataclass(frozen=True)
 class DocRef:
     section: str
-    lang: str
+    lang: Lang
     title: str
     score: float
     snippet: str = ""
@@ -199,11 +256,23 @@ class Diagnosis:
     report: LogReport
     decision: Decision = field(default_factory=Decision)
     docs: list[DocRef] = field(default_factory=list)
-    lang: str = "en"
+    lang: Lang = "en"
     patched_config: str | None = None  # text of the patched copy of --config
     config_diff: str | None = None  # unified diff of that copy against the original
     # the failed request explained from the config and the model (assistant/memory)
     allocation: dict[str, Any] | None = None
+
+
+def nested(flat: Mapping[str, PatchValue]) -> NestedPatch:
+    """``{"a.b": 1}`` -> ``{"a": {"b": 1}}``: the one conversion between the patch forms."""
+    out: NestedPatch = {}
+    for key, value in flat.items():
+        node = out
+        parts = key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return out
 
 
 def to_plain(value: Any) -> Any:

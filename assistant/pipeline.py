@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import locale
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from assistant.models import Decision, Diagnosis, DocRef, LogReport
+from assistant.models import (
+    Answers,
+    Decision,
+    Diagnosis,
+    DocRef,
+    FlatPatch,
+    Lang,
+    LogReport,
+    Progress,
+)
 
 if TYPE_CHECKING:
     from assistant.config import ExperimentConfig
-
-Answers = Mapping[str, tuple[str, str]]
-Progress = Callable[[int, int], None]
 
 DOCS_LIMIT = 5
 
@@ -109,31 +115,23 @@ def explain_allocation(
     return explain(report, config, model_for(report, config, model_config))
 
 
-def flat_patch(decision: Decision) -> dict[str, object]:
-    """The dotted-key form of ``decision.patch`` (what ``patched_text`` takes)."""
-    flat: dict[str, object] = {}
-
-    def walk(prefix: str, node: object) -> None:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                walk(f"{prefix}.{key}" if prefix else str(key), value)
-        else:
-            flat[prefix] = node
-
-    walk("", decision.patch)
-    return flat
+def flat_patch(decision: Decision) -> FlatPatch:
+    """The dotted-key form of the patch (what ``patched_text`` takes)."""
+    return dict(decision.flat_patch)
 
 
-def resolve_lang(requested: str, report: LogReport | None = None) -> str:
+def resolve_lang(requested: str, report: LogReport | None = None) -> Lang:
     """``zh``/``en`` as asked; ``auto`` follows the input's language, then the locale."""
-    if requested in ("zh", "en"):
-        return requested
+    if requested == "zh":
+        return "zh"
+    if requested == "en":
+        return "en"
     if report is not None and report.language == "zh":
         return "zh"
     return system_lang()
 
 
-def system_lang() -> str:
+def system_lang() -> Lang:
     for var in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
         value = os.environ.get(var)
         if value:
@@ -145,7 +143,7 @@ def system_lang() -> str:
     return "zh" if loc.lower().startswith("zh") else "en"
 
 
-def retrieve_docs(report: LogReport, decision: Decision, lang: str) -> list[DocRef]:
+def retrieve_docs(report: LogReport, decision: Decision, lang: Lang) -> list[DocRef]:
     """Guide sections to cite, in the user's language.
 
     The recommended sections come first, in the tree's order, each with its BM25

@@ -28,10 +28,12 @@ def ask(question: Question, lang: str) -> str | None:
         line = sys.stdin.readline()
         if not line:  # Ctrl-D or stdin closed: nothing more will come
             sys.stderr.write("\n")
-            return skipped(question, lang)
+            skipped(question, lang)
+            return None
         reply = line.strip()
         if is_skip(reply):
-            return skipped(question, lang)
+            skipped(question, lang)
+            return None
         if choices and reply.isdigit() and 1 <= int(reply) <= len(choices):
             return choices[int(reply) - 1]
         if _valid(question.id, reply, lang):
@@ -47,7 +49,6 @@ def skipped(question: Question, lang: str) -> None:
     print(
         "  " + message("took_default", lang, default=shown_default(question, lang)), file=sys.stderr
     )
-    return None
 
 
 def _valid(question_id: str, reply: str, lang: str) -> bool:

@@ -62,8 +62,11 @@ def test_readme_opens_with_two_setup_commands() -> None:
     blocks = README.split("```bash")[1:3]
     assert "pip install ." in blocks[0] and "areal-doctor diagnose" in blocks[0]
     assert "'.[test]'" in blocks[1] and "pytest" in blocks[1]
+    for check in ("ruff check .", "ruff format --check .", "mypy"):
+        assert f"&& {check} &&" in blocks[1]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert blocks[1].split("```")[0].strip() in ci
+    # CI runs exactly the README's command: its last line, nothing more, nothing less
+    assert ci.strip().splitlines()[-1] == blocks[1].split("```")[0].strip()
 
 
 @pytest.mark.skipif(importlib.util.find_spec("hatchling") is None, reason="needs hatchling")

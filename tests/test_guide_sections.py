@@ -16,7 +16,7 @@ from assistant.search.sections import PHASES, parse_section_file
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "search"
 
-# The section ids of CONTRACT.md ("Guide sections").
+# The section ids of docs/CONTRACT.md ("Guide sections").
 CONTRACT_IDS = [
     "core-parameters",
     "engine-parameters",

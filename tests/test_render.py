@@ -103,7 +103,7 @@ def sample_diagnosis(lang: str = "en") -> Diagnosis:
             Skipped("train-grad-checkpointing", "actor.gradient_checkpointing is already true")
         ],
         warnings=[ConfigWarning("micro-batch-below-floor", "train-micro-batch", "too low")],
-        patch={"actor": {"mb_spec": {"max_tokens_per_mb": 4096}}},
+        flat_patch={"actor.mb_spec.max_tokens_per_mb": 4096},
         cli_overrides=["actor.mb_spec.max_tokens_per_mb=4096"],
     )
     docs = [DocRef("train-micro-batch", lang, "1. Optimize", 7.1)]

@@ -140,6 +140,7 @@ async def test_language_toggle_switches_strings_and_asks_again(stub):
         assert app.query_one(TabbedContent).get_tab("tab-patch").label.plain == "补丁"
         shown = {b.binding.description for b in app.active_bindings.values() if b.binding.show}
         assert {"打开", "保存补丁", "English", "退出"} <= shown
+        assert not {"Open", "Quit"} & shown  # each key once, in the current language
         assert "(zh) Is the rollout multi-turn?" in chat_texts(app)[-1]
         options = app.query_one("#choice-answer", OptionList)
         assert [str(options.get_option_at_index(i).prompt) for i in range(2)] == ["1. 是", "2. 否"]

@@ -136,7 +136,7 @@ def report(**overrides) -> LogReport:
 
 def diagnosis_with_patch() -> Diagnosis:
     decision = Decision(
-        patch={"actor": {"mb_spec": {"max_tokens_per_mb": 3072}}},
+        flat_patch={"actor.mb_spec.max_tokens_per_mb": 3072},
         cli_overrides=["actor.mb_spec.max_tokens_per_mb=3072"],
     )
     return Diagnosis(report=report(), decision=decision)

@@ -253,7 +253,7 @@ class StubPipeline:
             ),
         ]
         if value is not None:
-            decision.patch = {"actor": {"mb_spec": {"max_tokens_per_mb": value}}}
+            decision.flat_patch = {"actor.mb_spec.max_tokens_per_mb": value}
             decision.cli_overrides = [f"actor.mb_spec.max_tokens_per_mb={value}"]
 
     def diagnose_text(self, text: str, *, name: str = "<pasted>", **options: Any) -> Diagnosis:

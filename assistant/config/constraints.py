@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     from assistant.config.loader import ExperimentConfig
 
 # A checker yields one dict of placeholder values per violation.
-Checker = Callable[["ExperimentConfig", dict[str, Any], Mapping[str, Any], str], Iterator[dict]]
+Checker = Callable[
+    ["ExperimentConfig", dict[str, Any], Mapping[str, Any], str], Iterator[dict[str, Any]]
+]
 CHECKERS: dict[str, Checker] = {}
 
 
@@ -56,11 +58,11 @@ def check_config(
 
 
 def _text(item: Mapping[str, Any], lang: str, values: Mapping[str, Any]) -> str:
-    template = item["text"].get(lang) or item["text"]["en"]
+    template: str = item["text"].get(lang) or item["text"]["en"]
     return template.format_map(_Blank(values))
 
 
-class _Blank(dict):
+class _Blank(dict[str, Any]):
     def __missing__(self, key: str) -> str:
         return "?"
 
@@ -72,13 +74,13 @@ def _equal(actual: Any, expected: Any) -> bool:
         )
     if isinstance(actual, str) and isinstance(expected, str):
         return actual.strip().lower() == expected.strip().lower()
-    return actual == expected
+    return bool(actual == expected)
 
 
 @checker("at_least_sum")
 def _at_least_sum(
-    config: ExperimentConfig, item: dict, known: Mapping, lang: str
-) -> Iterator[dict]:
+    config: ExperimentConfig, item: dict[str, Any], known: Mapping[str, Any], lang: str
+) -> Iterator[dict[str, Any]]:
     value = usable_number(config.get(item["key"]))
     floor = known.get(item["known_floor"]) if item.get("known_floor") else None
     if floor is not None:  # the decision tree's floor (multi-turn, SFT, answers)
@@ -101,13 +103,17 @@ def _at_least_sum(
 
 
 @checker("all_equal")
-def _all_equal(config: ExperimentConfig, item: dict, known: Mapping, lang: str) -> Iterator[dict]:
+def _all_equal(
+    config: ExperimentConfig, item: dict[str, Any], known: Mapping[str, Any], lang: str
+) -> Iterator[dict[str, Any]]:
     if all(_equal(config.get(k), v) for k, v in item["keys"].items()):
         yield {}
 
 
 @checker("requires")
-def _requires(config: ExperimentConfig, item: dict, known: Mapping, lang: str) -> Iterator[dict]:
+def _requires(
+    config: ExperimentConfig, item: dict[str, Any], known: Mapping[str, Any], lang: str
+) -> Iterator[dict[str, Any]]:
     if not all(_equal(config.get(k), v) for k, v in item["when"].items()):
         return
     value = config.get(item["key"])
@@ -117,8 +123,8 @@ def _requires(config: ExperimentConfig, item: dict, known: Mapping, lang: str) -
 
 @checker("open_interval")
 def _open_interval(
-    config: ExperimentConfig, item: dict, known: Mapping, lang: str
-) -> Iterator[dict]:
+    config: ExperimentConfig, item: dict[str, Any], known: Mapping[str, Any], lang: str
+) -> Iterator[dict[str, Any]]:
     inclusive = set(item.get("include_high_for") or [])
     for key in item["keys"]:
         if config.source(key) != "config":
@@ -136,8 +142,8 @@ def _open_interval(
 
 @checker("backend_grammar")
 def _backend_grammar(
-    config: ExperimentConfig, item: dict, known: Mapping, lang: str
-) -> Iterator[dict]:
+    config: ExperimentConfig, item: dict[str, Any], known: Mapping[str, Any], lang: str
+) -> Iterator[dict[str, Any]]:
     for key in backend_keys(config):
         text = config.get(key)
         if text is None or has_interpolation(config.raw(key)):
@@ -152,7 +158,9 @@ def _backend_grammar(
 
 
 @checker("gpu_count")
-def _gpu_count(config: ExperimentConfig, item: dict, known: Mapping, lang: str) -> Iterator[dict]:
+def _gpu_count(
+    config: ExperimentConfig, item: dict[str, Any], known: Mapping[str, Any], lang: str
+) -> Iterator[dict[str, Any]]:
     nodes, per_node = config.get("cluster.n_nodes"), config.get("cluster.n_gpus_per_node")
     if usable_number(nodes) is None or usable_number(per_node) is None or per_node == 0:
         return  # cluster size unknown, or a CPU-only template
@@ -179,7 +187,9 @@ def _own_gpus(config: ExperimentConfig, layout: EngineLayout) -> bool:
     return isinstance(strategy, str) and strategy.lower() != "colocation"
 
 
-def _rollout_shares_gpus(config: ExperimentConfig, rollout: EngineLayout, item: dict) -> bool:
+def _rollout_shares_gpus(
+    config: ExperimentConfig, rollout: EngineLayout, item: dict[str, Any]
+) -> bool:
     """Offloading, or a server told to take a small share of each GPU, means the
     rollout and the trainer take turns on the same GPUs."""
     if config.get("enable_offload") is True:
@@ -191,8 +201,8 @@ def _rollout_shares_gpus(config: ExperimentConfig, rollout: EngineLayout, item: 
 
 @checker("parallel_divides_heads")
 def _parallel_divides_heads(
-    config: ExperimentConfig, item: dict, known: Mapping, lang: str
-) -> Iterator[dict]:
+    config: ExperimentConfig, item: dict[str, Any], known: Mapping[str, Any], lang: str
+) -> Iterator[dict[str, Any]]:
     heads = known.get("attention_heads") or attention_heads(model_path(config))
     if not isinstance(heads, int) or heads <= 0:
         return
@@ -208,8 +218,8 @@ def _parallel_divides_heads(
 
 @checker("shared_fileroot")
 def _shared_fileroot(
-    config: ExperimentConfig, item: dict, known: Mapping, lang: str
-) -> Iterator[dict]:
+    config: ExperimentConfig, item: dict[str, Any], known: Mapping[str, Any], lang: str
+) -> Iterator[dict[str, Any]]:
     if not _equal(config.get("actor.weight_update_mode"), "disk"):
         return
     fileroot = config.get("cluster.fileroot")

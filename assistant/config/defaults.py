@@ -46,4 +46,5 @@ def default_for(key: str) -> Any:
 
 def engines() -> dict[str, dict[str, Any]]:
     """Engine name -> {role: inference|training, inherits: other engine}."""
-    return _table()["engines"]
+    table: dict[str, dict[str, Any]] = _table()["engines"]
+    return table

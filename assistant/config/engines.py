@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from assistant.config import defaults
 from assistant.config.backend import (
@@ -25,7 +25,7 @@ class EngineLayout:
     colocated: bool  # scheduled onto another engine's GPUs
 
 
-def _section(config: ExperimentConfig, engine: str) -> dict | None:
+def _section(config: ExperimentConfig, engine: str) -> dict[str, Any] | None:
     value = config.get(engine)
     return value if isinstance(value, dict) else None
 

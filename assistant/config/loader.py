@@ -121,7 +121,8 @@ def _where(exc: Any) -> str:
 
 
 def _kind(value: Any) -> str:
-    return {list: "a list", str: "a string"}.get(type(value), type(value).__name__)
+    names: dict[type, str] = {list: "a list", str: "a string"}
+    return names.get(type(value), type(value).__name__)
 
 
 @dataclass

@@ -35,7 +35,7 @@ def params_from_name(name: str | None) -> float | None:
 
 
 def looks_like_vlm(name: str | None) -> bool:
-    return bool(name) and VLM_NAME.search(name) is not None
+    return name is not None and name != "" and VLM_NAME.search(name) is not None
 
 
 def local_model_config(name: str | None) -> dict[str, Any] | None:

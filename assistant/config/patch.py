@@ -201,7 +201,7 @@ def _find_pair(node: Any, part: str) -> tuple[Any, Any] | None:
 
 
 def _is_null(node: Any) -> bool:
-    return node.tag == "tag:yaml.org,2002:null"
+    return bool(node.tag == "tag:yaml.org,2002:null")
 
 
 def _replace_scalar(text: str, node: Any, value: Any, key: str) -> str:
@@ -302,7 +302,7 @@ def _content_end(node: Any) -> int:
     ):
         last = node.value[-1]
         node = last[1] if isinstance(node, yaml.MappingNode) else last
-    return node.end_mark.index
+    return int(node.end_mark.index)
 
 
 def _line_end(text: str, index: int) -> int:
@@ -387,4 +387,4 @@ def _plain_safe(text: str) -> bool:
         block, flow = yaml.safe_load(f"k: {text}"), yaml.safe_load(f"{{k: {text}}}")
     except yaml.YAMLError:
         return False
-    return block == flow == {"k": text}
+    return bool(block == flow == {"k": text})

@@ -10,24 +10,24 @@ rules on candidate lines) -> classify (group, order, windows, phase) -> report.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from assistant.errors import UserError
-from assistant.logs.classify import Analyser, collect
+from assistant.logs.classify import Analyser, Collected, collect
 from assistant.logs.describe import classify_description, describe_phase, is_short, log_language
 from assistant.logs.infer import SELF_MATCH_TOLERANCE, inferences
 from assistant.logs.inputs import Source, SourceSet, open_sources
 from assistant.logs.match import LineMatcher
 from assistant.logs.paste import REPAIR_MAX_BYTES, Repaired, rejoin, repair
 from assistant.logs.report import no_oom_report, notices, oom_report, remap_lines
-from assistant.logs.rules import load_rules
+from assistant.logs.rules import Rules, load_rules
 from assistant.logs.scan import scan_files
 from assistant.logs.smi import gpu_processes, others_on_gpu
-from assistant.models import LogReport
+from assistant.models import LogReport, Progress
 
 __all__ = ["classify_text", "read_and_classify"]
 
-Progress = Callable[[int, int], None]
 LANGUAGE_SAMPLE = 16 * 1024  # bytes of each of the first sources used to tell the language
 
 
@@ -49,8 +49,8 @@ def classify_text(text: str, name: str = "<pasted>") -> LogReport:
     sources = SourceSet()
     with sources:
         path, handle = sources.temp_file()
-        with handle:  # type: ignore[attr-defined]
-            handle.write(text.encode("utf-8", errors="replace"))  # type: ignore[attr-defined]
+        with handle:
+            handle.write(text.encode("utf-8", errors="replace"))
         data = text.encode("utf-8", errors="replace")
         source = Source(name=name, path=path, size=len(data), sample=data[:65536])
         sources.sources.append(source)
@@ -64,6 +64,7 @@ def _read_pastes(sources: SourceSet, progress: Progress | None) -> LogReport:
     """Classify the sources as pasted (repaired where a paste was mangled); when that finds
     no memory failure in a small input, try once more with single wraps joined."""
     report = _classify_repaired(sources, repair, progress)
+    assert report is not None  # None only with only_changed
     if report.oom or sources.total_bytes > REPAIR_MAX_BYTES:
         return report
     second = _classify_repaired(sources, rejoin, None, only_changed=True)
@@ -72,7 +73,7 @@ def _read_pastes(sources: SourceSet, progress: Progress | None) -> LogReport:
 
 def _classify_repaired(
     sources: SourceSet, fix: Repair, progress: Progress | None, only_changed: bool = False
-):
+) -> LogReport | None:
     repaired: dict[int, Repaired] = {}
     todo: list[Source] = []
     pasted = sources.total_bytes <= REPAIR_MAX_BYTES  # pastes are small; run logs are not
@@ -98,16 +99,18 @@ def _line_count(source: Source) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
-def _repaired_copy(source: Source, sources: SourceSet, fix: Repair):
+def _repaired_copy(
+    source: Source, sources: SourceSet, fix: Repair
+) -> tuple[Repaired, Source] | None:
     with open(source.path, "rb") as handle:
         text = handle.read().decode("utf-8", errors="replace")
     fixed = fix(text)
     if fixed is None:
         return None
     data = fixed.text.encode("utf-8")
-    path, handle = sources.temp_file()
-    with handle:  # type: ignore[attr-defined]
-        handle.write(data)  # type: ignore[attr-defined]
+    path, out = sources.temp_file()
+    with out:
+        out.write(data)
     copy = Source(name=source.name, path=path, size=len(data), sample=data[:65536])
     return fixed, copy
 
@@ -145,7 +148,7 @@ def _classify(sources: Sequence[Source], progress: Progress | None) -> LogReport
     return report
 
 
-def _mark_unproven(report: LogReport, analyser: Analyser, rules) -> None:
+def _mark_unproven(report: LogReport, analyser: Analyser, rules: Rules) -> None:
     """A kill with no message of its own: say how unsure we are, and let the tree ask."""
     if not report.findings:
         return
@@ -178,12 +181,12 @@ def _add_listed_processes(report: LogReport, sources: Sequence[Source]) -> None:
     report.inferences = inferences(metrics)
 
 
-def _looks_like_log(collected) -> bool:
+def _looks_like_log(collected: Collected) -> bool:
     """Any line a rule recognised (even one that proved nothing) makes the text a log."""
     return bool(collected.hits)
 
 
-def _phase_from_description(report: LogReport, text: str, describe) -> None:
+def _phase_from_description(report: LogReport, text: str, describe: Mapping[str, Any]) -> None:
     """A one-line paste without frames ("CUDA out of memory during weight sync")."""
     phase = describe_phase(text, describe)
     if phase and phase != "host_memory":

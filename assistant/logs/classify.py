@@ -5,6 +5,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from assistant.logs.facts import MAX_SOURCES, head_facts, merge_facts
 from assistant.logs.group import Group, drop_poisoned, drop_yielding, earlier, group_hits
@@ -30,7 +31,7 @@ class Analysed:
     signature: Signature
     window: Window | None
     phase: PhaseResult | None
-    figures: dict = field(default_factory=dict)
+    figures: dict[str, Any] = field(default_factory=dict)
     ts_key: tuple[float, ...] | None = None
     rank: int | None = None  # of the first line, or of the log line that introduced it
 
@@ -227,7 +228,7 @@ def _fullness(item: Analysed) -> tuple[int, int, int]:
     return (1 if frames > 0 else 0, len(item.figures), item.signature.priority)
 
 
-def _context_figures(window: Window, fail: int, figures: Sequence[Figure]) -> dict:
+def _context_figures(window: Window, fail: int, figures: Sequence[Figure]) -> dict[str, Any]:
     """Figures of the nearest earlier line of the same process that states the first one."""
     if not figures:
         return {}

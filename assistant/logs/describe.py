@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from assistant.logs.lines import strip_controls
-from assistant.models import Evidence, LogReport
+from assistant.models import Evidence, Kind, Lang, LogReport, Phase
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 
 
-def language_of(text: str) -> str:
+def language_of(text: str) -> Lang:
     """Say "zh" when Chinese carries most of the words of ``text``."""
     cjk = len(_CJK.findall(text))
     latin = len(_LATIN_WORD.findall(text))
@@ -25,7 +25,7 @@ def language_of(text: str) -> str:
     return "zh" if cjk / 2 > latin and cjk >= 2 else "en"
 
 
-def log_language(text: str) -> str:
+def log_language(text: str) -> Lang:
     """The language of a log. Tracebacks and library messages are English anyway, so
     a log whose own lines are often Chinese (a quarter of them or more) is Chinese."""
     lines = [line for line in text.splitlines() if line.strip()]
@@ -54,8 +54,9 @@ def is_short(text: str, rules: Mapping[str, Any]) -> bool:
     return len(text.strip()) <= int(rules["max_chars"]) and text.strip().count("\n") < 4
 
 
-def describe_phase(text: str, rules: Mapping[str, Any]) -> str | None:
-    return _best(rules["phases"], text.lower())
+def describe_phase(text: str, rules: Mapping[str, Any]) -> Phase | None:
+    # the keys of describe.yaml ``phases`` are phase ids
+    return cast("Phase | None", _best(rules["phases"], text.lower()))
 
 
 def classify_description(text: str, name: str, rules: Mapping[str, Any]) -> LogReport:
@@ -79,7 +80,7 @@ def classify_description(text: str, name: str, rules: Mapping[str, Any]) -> LogR
             lines_read=text.count("\n") + 1,
             input_kind="description",
         )
-    kind = _best(rules["kinds"], lowered) or "cuda_oom"
+    kind = cast(Kind, _best(rules["kinds"], lowered) or "cuda_oom")  # describe.yaml kind ids
     phase = describe_phase(text, rules) or "unknown"
     if kind == "host_oom":
         phase = "host_memory"

@@ -52,7 +52,10 @@ def earlier(a: Hit, b: Hit, ts_of: Callable[[Hit], tuple[float, ...] | None]) ->
 def in_time_order(
     hits: Sequence[Hit], ts_of: Callable[[Hit], tuple[float, ...] | None]
 ) -> list[Hit]:
-    return sorted(hits, key=cmp_to_key(lambda a, b: earlier(a, b, ts_of)))
+    def order(a: Hit, b: Hit) -> int:
+        return earlier(a, b, ts_of)
+
+    return sorted(hits, key=cmp_to_key(order))
 
 
 @dataclass

@@ -25,6 +25,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, cast
 
 from assistant.errors import UserError
 
@@ -131,7 +132,7 @@ class SourceSet(contextlib.AbstractContextManager["SourceSet"]):
             with contextlib.suppress(OSError):
                 os.unlink(path)
 
-    def temp_file(self) -> tuple[str, object]:
+    def temp_file(self) -> tuple[str, IO[bytes]]:
         # the caller closes it; the file itself is removed in __exit__
         handle = tempfile.NamedTemporaryFile(  # noqa: SIM115
             prefix="areal-doctor-", suffix=".log", delete=False
@@ -253,19 +254,20 @@ def _is_regular(path: str) -> bool:
     return stat.S_ISREG(os.stat(path).st_mode)
 
 
-def _stdin_bytes():
+def _stdin_bytes() -> IO[bytes]:
     """The binary standard input; an error when it is closed (``<&-``)."""
     stream = sys.stdin
     if stream is None:
         raise _Unreadable("<stdin>", "standard input is closed", read_error=True)
-    return getattr(stream, "buffer", stream)
+    buffer: object = getattr(stream, "buffer", stream)
+    return cast("IO[bytes]", buffer)
 
 
-def _copy_stream(sources: SourceSet, stream, name: str) -> str:
+def _copy_stream(sources: SourceSet, stream: IO[bytes], name: str) -> str:
     temp_path, handle = sources.temp_file()
-    with handle:  # type: ignore[attr-defined]
+    with handle:
         try:
-            shutil.copyfileobj(stream, handle, COPY_CHUNK)  # type: ignore[arg-type]
+            shutil.copyfileobj(stream, handle, COPY_CHUNK)
         except (OSError, ValueError) as exc:  # ValueError: a closed stream
             raise _Unreadable(name, str(exc), read_error=True) from None
     return temp_path
@@ -274,7 +276,7 @@ def _copy_stream(sources: SourceSet, stream, name: str) -> str:
 def _gunzip(sources: SourceSet, path: str, name: str) -> str:
     limit = max(MIN_UNPACK_LIMIT, UNPACK_RATIO * os.path.getsize(path))
     temp_path, handle = sources.temp_file()
-    with handle:  # type: ignore[attr-defined]
+    with handle:
         try:
             with gzip.open(path, "rb") as packed:
                 written = 0
@@ -286,7 +288,7 @@ def _gunzip(sources: SourceSet, path: str, name: str) -> str:
                             f"unpacks to more than {limit >> 20} MiB; "
                             "unpack the part you need and pass that file",
                         )
-                    handle.write(chunk)  # type: ignore[attr-defined]
+                    handle.write(chunk)
         except (OSError, EOFError, zlib.error) as exc:
             raise _Unreadable(name, f"not a valid gzip file: {exc}") from None
     return temp_path
@@ -296,8 +298,8 @@ def _transcode(sources: SourceSet, path: str, encoding: str) -> str:
     """Copy ``path`` into a UTF-8 temporary file, bad bytes replaced."""
     decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
     temp_path, handle = sources.temp_file()
-    with handle, open(path, "rb") as raw:  # type: ignore[attr-defined]
+    with handle, open(path, "rb") as raw:
         while chunk := raw.read(COPY_CHUNK):
-            handle.write(decoder.decode(chunk).encode("utf-8"))  # type: ignore[attr-defined]
-        handle.write(decoder.decode(b"", final=True).encode("utf-8"))  # type: ignore[attr-defined]
+            handle.write(decoder.decode(chunk).encode("utf-8"))
+        handle.write(decoder.decode(b"", final=True).encode("utf-8"))
     return temp_path

@@ -104,7 +104,17 @@ def rejoin(text: str) -> Repaired | None:
     return _as_repaired(out)
 
 
-_REMNANT_MARKS = ("^M", "```", "~~~", "#033[", "\\033[", "\\x1b[", "\\x1B[", "\\e[", "\\u001b[")
+_REMNANT_MARKS: tuple[str, ...] = (
+    "^M",
+    "```",
+    "~~~",
+    "#033[",
+    "\\033[",
+    "\\x1b[",
+    "\\x1B[",
+    "\\e[",
+    "\\u001b[",
+)
 _REMNANT_MARKS += ("\\u001B[", "^[[", "\u241b[")
 _STRAY_COLOUR_MID = re.compile(r"\s\[\d{1,3}(?:;\d{1,3})*m\S")
 

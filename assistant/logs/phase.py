@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from assistant.logs.lines import CleanLine
 from assistant.logs.rules import PhaseConfig, PhasePattern, Signature
 from assistant.logs.windows import Window, WindowLine
+from assistant.models import Phase
 
 MAX_TRACEBACK_LINES = 600
 
@@ -39,7 +40,7 @@ class Fired:
 
 @dataclass
 class PhaseResult:
-    phase: str
+    phase: Phase
     scores: dict[str, float]
     fired: list[Fired] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
@@ -169,13 +170,13 @@ def score_phase(
         best = _best_scope(pattern, scopes, config, other_copies)
         if best is not None:
             fired.append(best)
-    for phase, score in _line_scores(fired).items():
-        scores[phase] += score
-    for phase, weight in sig.phase_hints.items():
-        scores[phase] = scores.get(phase, 0.0) + float(weight)
+    for name, score in _line_scores(fired).items():
+        scores[name] += score
+    for name, weight in sig.phase_hints.items():
+        scores[name] = scores.get(name, 0.0) + float(weight)
     ranked = sorted(scores.items(), key=lambda kv: -kv[1])
     (top, top_score), runner = ranked[0], ranked[1][1] if len(ranked) > 1 else 0.0
-    phase = top if top_score >= config.min_score else "unknown"
+    phase: Phase = cast(Phase, top) if top_score >= config.min_score else "unknown"
     fired.sort(key=lambda f: -f.score)
     tags: list[str] = []
     facts: dict[str, Any] = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from assistant.logs.classify import Analysed, Collected, first_in_time
 from assistant.logs.group import in_time_order
@@ -13,7 +13,7 @@ from assistant.logs.match import Hit
 from assistant.logs.rules import Rules
 from assistant.logs.stage import find_stage
 from assistant.logs.windows import Window
-from assistant.models import Consequence, Evidence, Finding, LogReport, Notice
+from assistant.models import Consequence, Evidence, Finding, LogFacts, LogReport, Notice, Phase
 
 EVIDENCE_CHARS = 600
 MATCH_LEAD = 80  # characters kept before the match when a long line is cut
@@ -68,7 +68,7 @@ def build_finding(item: Analysed, names: Sequence[str]) -> Finding:
     metrics = derive_metrics(item.figures)
     if item.rank is not None:
         metrics["rank"] = item.rank
-    phase = item.phase.phase if item.phase is not None else "unknown"
+    phase: Phase = item.phase.phase if item.phase is not None else "unknown"
     reasons = [f"{f.pattern.id} ({f.scope})" for f in item.phase.fired] if item.phase else []
     if item.signature.kind == "host_oom":
         phase = "host_memory"
@@ -109,7 +109,9 @@ def phase_evidence(item: Analysed, names: Sequence[str]) -> list[Evidence]:
     return out
 
 
-def consequences(hits: Sequence[Hit], rules: Rules, root: Hit | None, names, ts_of: TsOf):
+def consequences(
+    hits: Sequence[Hit], rules: Rules, root: Hit | None, names: Sequence[str], ts_of: TsOf
+) -> list[Consequence]:
     """Cascade events grouped by what they are; examples come after the root when possible."""
     whats = {c.id: c.what for c in rules.consequences}
     by_what: dict[str, list[Hit]] = {}
@@ -131,7 +133,8 @@ def consequences(hits: Sequence[Hit], rules: Rules, root: Hit | None, names, ts_
     return out
 
 
-def collect_facts(collected: Collected, root: Analysed | None) -> dict[str, Any]:
+def collect_facts(collected: Collected, root: Analysed | None) -> LogFacts:
+    """The facts of the log; the keys come from knowledge/ and are those of ``LogFacts``."""
     facts: dict[str, Any] = {}
     for key, hit in collected.facts.items():
         facts[key] = hit.value
@@ -158,7 +161,7 @@ def collect_facts(collected: Collected, root: Analysed | None) -> dict[str, Any]
         params = model_params_b(name)
         if params is not None:
             facts.setdefault("model_params_b", params)
-    return facts
+    return cast(LogFacts, facts)
 
 
 def confidence(root: Analysed) -> float:
@@ -189,7 +192,7 @@ def oom_report(
     evidence += [c.example for c in cascade]
     facts = collect_facts(collected, root)
     where = find_stage(root.window, first.phase, root.signature)
-    facts.update(where.status)
+    facts.update(cast(LogFacts, where.status))
     if where.stage is not None:
         facts["stage"] = where.stage
     return LogReport(
@@ -207,7 +210,9 @@ def oom_report(
     )
 
 
-def _pressure_evidence(hits: Sequence[Hit], root: Analysed, rules: Rules, names) -> list[Evidence]:
+def _pressure_evidence(
+    hits: Sequence[Hit], root: Analysed, rules: Rules, names: Sequence[str]
+) -> list[Evidence]:
     pressure = {x.id for x in rules.lookalikes if x.pressure}
     first = root.group.first
     near = [
@@ -238,7 +243,7 @@ def _explaining_lookalike(first: Hit, hits: Sequence[Hit], info: set[str]) -> Hi
 
 
 def no_oom_report(
-    collected: Collected, demoted: Sequence[Hit], rules: Rules, names, ts_of: TsOf
+    collected: Collected, demoted: Sequence[Hit], rules: Rules, names: Sequence[str], ts_of: TsOf
 ) -> LogReport:
     """No memory failure: say what the first real error was instead."""
     info = set(INFO_LOOKALIKES) | {x.id for x in rules.lookalikes if x.pressure}
@@ -319,5 +324,7 @@ def remap_lines(
     ]
     for finding in report.findings:
         finding.evidence = [fix(e) for e in finding.evidence]  # type: ignore[misc]
-    for consequence in report.consequences:
-        consequence.example = fix(consequence.example)  # type: ignore[assignment]
+    report.consequences = [
+        replace(c, example=fix(c.example))  # type: ignore[arg-type]
+        for c in report.consequences
+    ]

@@ -22,7 +22,7 @@ from assistant.knowledge import load_yaml  # a module name here, so tests can sw
 from assistant.logs.lazyre import LazyPattern
 from assistant.logs.schema import VALIDATION, Entry, entries
 from assistant.logs.units import UNITS
-from assistant.models import KINDS, PHASES
+from assistant.models import KINDS, PHASES, Kind, Phase
 
 SCOPES = ("line", "traceback", "before", "after")
 AGGREGATES = ("first", "sum", "max", "count", "list")
@@ -40,7 +40,7 @@ class Figure:
 @dataclass(frozen=True)
 class Signature:
     id: str
-    kind: str
+    kind: Kind
     priority: int
     confidence: float
     patterns: tuple[LazyPattern, ...]
@@ -94,7 +94,7 @@ class ErrorRules:
 @dataclass(frozen=True)
 class PhasePattern:
     id: str
-    phase: str
+    phase: Phase
     weight: float
     regex: LazyPattern
     where: frozenset[str]
@@ -324,7 +324,7 @@ def _load_facts() -> tuple[FactRule, ...]:
 
 def _load_describe() -> Mapping[str, Any]:
     file = "describe.yaml"
-    data = load_yaml(file)
+    data: Mapping[str, Any] = load_yaml(file)
     top = Entry(file, data, "(top level)")
     top.get("max_chars", int)
     for key in ("oom_words", "not_oom_words"):

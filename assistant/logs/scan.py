@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 BLOCK_BYTES = 8 * 1024 * 1024
 HALF_SLICE = 4 * 1024  # bytes kept on each side of a match in a very long line
@@ -82,7 +83,7 @@ def _to_re2(trigger: str) -> str:
     return _to_python(trigger)
 
 
-def _hyperscan_db(triggers: tuple[str, ...]):
+def _hyperscan_db(triggers: tuple[str, ...]) -> Any:
     """The compiled Hyperscan database of ``triggers``: from the user's cache when the
     same triggers were compiled before (compiling costs tens of milliseconds per run)."""
     if os.environ.get("AREAL_DOCTOR_PREFILTER") == "re2":
@@ -120,7 +121,7 @@ def _database_name(expressions: list[bytes], flags: list[int], version: str) -> 
     return f"prefilter-{digest.hexdigest()[:24]}.hsdb"
 
 
-def _cached_database(hyperscan, name: str):
+def _cached_database(hyperscan: Any, name: str) -> Any:
     from assistant.search.cache import read_bytes
 
     data = read_bytes(name)
@@ -134,7 +135,7 @@ def _cached_database(hyperscan, name: str):
         return None
 
 
-def _store_database(hyperscan, name: str, database) -> None:
+def _store_database(hyperscan: Any, name: str, database: Any) -> None:
     from assistant.search.cache import write_bytes
 
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from assistant.errors import KnowledgeError
@@ -32,7 +33,13 @@ class Entry:
     def fail(self, why: str) -> None:
         raise KnowledgeError(f"knowledge/{self.file}: entry {self.label}: {why}")
 
-    def get(self, key: str, kind: type | tuple[type, ...], default: Any = ..., check=None) -> Any:
+    def get(
+        self,
+        key: str,
+        kind: type | tuple[type, ...],
+        default: Any = ...,
+        check: Callable[[Any], bool] | None = None,
+    ) -> Any:
         if key not in self.data:
             if default is ...:
                 self.fail(f"missing '{key}'")
@@ -44,7 +51,9 @@ class Entry:
             self.fail(f"'{key}' has a bad value: {value!r}")
         return value
 
-    def regexes(self, key: str, required: bool = True, expand: bool = False) -> tuple:
+    def regexes(
+        self, key: str, required: bool = True, expand: bool = False
+    ) -> tuple[LazyPattern, ...]:
         raw = self.get(key, (list, str), default=... if required else [])
         items = [raw] if isinstance(raw, str) else raw
         if required and not items:

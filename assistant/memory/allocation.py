@@ -231,6 +231,8 @@ def parameter_candidates(
     family: str,
 ) -> Iterator[Candidate]:
     p = train.dtype_bytes
+    widths: tuple[int, ...]
+    shards: tuple[int, ...]
     if family == "optimizer_state":
         widths = (4,) if train.kind == "megatron" else (p, 4)
         shards = (train.optimizer_shard,)

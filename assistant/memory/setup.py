@@ -126,6 +126,7 @@ def server_setup(config: ExperimentConfig | None) -> ServerSetup | None:
     max_len = number(config, sequence_key)
     max_length = number(config, "train_dataset.max_length")
     new_tokens = number(config, "gconfig.max_new_tokens")
+    sequence: float | None
     if max_length and new_tokens:
         sequence, where = (
             max_length + new_tokens,

@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from assistant.errors import KnowledgeError
 from assistant.knowledge import knowledge_path
@@ -147,7 +147,8 @@ def clear_caches() -> None:
 
 def phase_patterns() -> dict[str, dict[str, list[str]]]:
     """Match patterns of each phase's words (see glossary.query_phases)."""
-    return compiled_knowledge()["phases"]
+    patterns: dict[str, dict[str, list[str]]] = compiled_knowledge()["phases"]
+    return patterns
 
 
 @cache
@@ -168,7 +169,7 @@ def compiled_knowledge() -> dict[str, Any]:
     return compiled
 
 
-def _is_current(cached: Any, fingerprint: str) -> bool:
+def _is_current(cached: Any, fingerprint: str) -> TypeGuard[dict[str, Any]]:
     return (
         isinstance(cached, dict)
         and cached.get("fingerprint") == fingerprint

@@ -2,7 +2,7 @@
 
 ``knowledge/guide/<lang>/<id>.md`` starts with a YAML front matter block (id, lang,
 title, heading_path, keys, phase) followed by the section's Markdown body. Ids come
-from CONTRACT.md; ids starting with ``x-`` are knowledge areal-doctor adds.
+from docs/CONTRACT.md; ids starting with ``x-`` are knowledge areal-doctor adds.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from assistant.errors import KnowledgeError
 from assistant.knowledge import knowledge_path, safe_loader
@@ -97,7 +98,7 @@ def parse_section_file(path: Path, lang: str) -> Section:
     return section
 
 
-def _load_front_matter(block: str, path: Path) -> dict:
+def _load_front_matter(block: str, path: Path) -> dict[str, Any]:
     import yaml
 
     try:

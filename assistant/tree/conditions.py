@@ -48,7 +48,7 @@ def same(actual: Any, expected: Any) -> bool:
         return str(actual).lower() == str(expected).lower()
     if isinstance(actual, str) or isinstance(expected, str):
         return str(actual).strip().lower() == str(expected).strip().lower()
-    return actual == expected
+    return bool(actual == expected)
 
 
 def passes(value: Any, test: Any) -> bool:
@@ -77,10 +77,12 @@ def _operator(op: str, value: Any, arg: Any) -> bool:
     if op in ("gt", "gte", "lt", "lte"):
         if isinstance(value, bool) or not isinstance(value, int | float):
             return False
-        return {
-            "gt": value > arg,
-            "gte": value >= arg,
-            "lt": value < arg,
-            "lte": value <= arg,
-        }[op]
+        return bool(
+            {
+                "gt": value > arg,
+                "gte": value >= arg,
+                "lt": value < arg,
+                "lte": value <= arg,
+            }[op]
+        )
     raise KnowledgeError(f"tree.yaml: unknown condition operator '{op}'")

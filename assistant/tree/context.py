@@ -293,7 +293,8 @@ def _model_params_b(ctx: Context) -> float | None:
         return fact
     given = ctx.book.given.get("model_params_b")
     if given is not None:
-        return given[0]
+        value: float | None = given[0]
+        return value
     return params_from_name(model_path(ctx.config)) if ctx.has_config else None
 
 

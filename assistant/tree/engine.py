@@ -17,7 +17,7 @@ from assistant.config import check_config
 from assistant.config.loader import ExperimentConfig
 from assistant.errors import KnowledgeError
 from assistant.knowledge import load_yaml
-from assistant.models import ConfigWarning, Decision, LogReport, Recommendation, Skipped
+from assistant.models import Answers, ConfigWarning, Decision, LogReport, Recommendation, Skipped
 from assistant.tree.conditions import holds, same
 from assistant.tree.context import Context
 from assistant.tree.questions import QuestionBook
@@ -51,7 +51,7 @@ def tree() -> dict[str, Any]:
 def decide(
     report: LogReport,
     config: ExperimentConfig | None,
-    answers: Mapping[str, tuple[str, str]],
+    answers: Answers,
     lang: str,
     use_defaults: bool,
     focus: int = 0,
@@ -67,7 +67,7 @@ def decide(
     decision = _decide(report, config, answers, lang, use_defaults)
     decision.focus = max(0, min(focus, len(decision.recommendations) - 1))
 
-    def rerun(changed: Mapping[str, tuple[str, str]]) -> Decision:
+    def rerun(changed: Answers) -> Decision:
         return _decide(report, config, changed, lang, use_defaults)
 
     mark_relevance(decision, answers, rerun)
@@ -77,7 +77,7 @@ def decide(
 def _decide(
     report: LogReport,
     config: ExperimentConfig | None,
-    answers: Mapping[str, tuple[str, str]],
+    answers: Answers,
     lang: str,
     use_defaults: bool,
 ) -> Decision:
@@ -108,7 +108,7 @@ def _decide(
     decision.questions = book.questions()
     chosen = _auto_patch(decision, data)
     if chosen is not None:
-        decision.patch = nest(chosen.patch)
+        decision.flat_patch = dict(chosen.patch)
         decision.cli_overrides = [
             f"{key}={override_text(value)}" for key, value in chosen.patch.items()
         ]
@@ -357,7 +357,7 @@ def _pick(texts: Mapping[str, str], lang: str) -> str:
     return texts.get(lang) or texts["en"]
 
 
-class _Blank(dict):
+class _Blank(dict[str, str]):
     def __missing__(self, key: str) -> str:
         return "?"
 
@@ -374,18 +374,6 @@ def override_text(value: Any) -> str:
     if value is None:
         return "null"
     return str(value)
-
-
-def nest(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"a.b": 1}`` -> ``{"a": {"b": 1}}``."""
-    out: dict[str, Any] = {}
-    for key, value in flat.items():
-        node = out
-        parts = key.split(".")
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
-        node[parts[-1]] = value
-    return out
 
 
 def section_title(section: str, lang: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from assistant.config.model_info import (
     attention_heads,
@@ -18,7 +18,7 @@ from assistant.config.model_info import (
 )
 from assistant.errors import KnowledgeError, UserError
 from assistant.knowledge import load_yaml
-from assistant.models import LogReport, Question
+from assistant.models import Answers, AnswerSource, LogReport, Question
 
 if TYPE_CHECKING:
     from assistant.config import ExperimentConfig
@@ -120,7 +120,7 @@ class QuestionBook:
         self,
         report: LogReport,
         config: ExperimentConfig | None,
-        answers: Mapping[str, tuple[str, str]],
+        answers: Answers,
         lang: str,
         use_defaults: bool,
     ) -> None:
@@ -223,5 +223,5 @@ def _typed_default(qid: str) -> Any:
 def _answered(question: Question, value: Any, source: str) -> Question:
     typed = None if value is None else parse_answer(question.id, value)
     question.answer = display(typed) if typed is not None else None
-    question.source = source
+    question.source = cast(AnswerSource, source)  # log | config | flag | user | default
     return question

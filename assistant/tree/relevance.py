@@ -11,13 +11,13 @@ description of which fix reads which question, so a new fix or question in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
-from assistant.models import Decision
+from assistant.models import Answers, Decision
 from assistant.tree.questions import alternatives
 
-Rerun = Callable[[Mapping[str, tuple[str, str]]], Decision]
+Rerun = Callable[[Answers], Decision]
 
 
 def shown(decision: Decision, focus: int) -> tuple[Any, ...]:
@@ -28,9 +28,7 @@ def shown(decision: Decision, focus: int) -> tuple[Any, ...]:
     )
 
 
-def mark_relevance(
-    decision: Decision, answers: Mapping[str, tuple[str, str]], rerun: Rerun
-) -> None:
+def mark_relevance(decision: Decision, answers: Answers, rerun: Rerun) -> None:
     """Set ``matters`` on every question the user, log or config did not answer."""
     baseline = shown(decision, decision.focus)
     for question in decision.questions:

@@ -22,7 +22,7 @@ from textual.worker import get_current_worker
 from assistant.errors import UserError
 from assistant.models import Diagnosis, Question
 from assistant.tui.conversation import Conversation
-from assistant.tui.i18n import t, toggled
+from assistant.tui.i18n import LANGS, t, toggled
 from assistant.tui.literal import is_multiline, normalize_paste
 from assistant.tui.messages import (
     AnswerChosen,
@@ -55,14 +55,24 @@ KEYS: tuple[tuple[str, str], ...] = (
 TABS: tuple[str, ...] = ("log", "evidence", "patch", "docs")
 
 
-def key_bindings(lang: str) -> list[Binding]:
-    shown = [Binding(key, action, t(f"key.{action}", lang), priority=True) for key, action in KEYS]
-    return shown + tab_bindings()
+def key_bindings() -> list[BindingType]:
+    """Each key once per language, labelled in it; ``check_action`` keeps the current
+    language's (Textual's dynamic actions: there is no public way to relabel a binding).
+
+    The App does not inherit Textual's default bindings, so that the footer lists ours
+    in this order; the one default it needs back (ctrl+c explains how to quit) is last.
+    """
+    shown: list[BindingType] = [
+        Binding(key, f"key('{action}', '{lang}')", t(f"key.{action}", lang), priority=True)
+        for lang in LANGS
+        for key, action in KEYS
+    ]
+    return [*shown, *tab_bindings(), Binding("ctrl+c", "help_quit", show=False, system=True)]
 
 
-def tab_bindings() -> list[Binding]:
+def tab_bindings() -> list[BindingType]:
     """Tabs by number: ctrl+1..4 and alt+1..4 everywhere, 1..4 when not typing."""
-    keys = []
+    keys: list[BindingType] = []
     for number, name in enumerate(TABS, start=1):
         keys.append(
             Binding(f"ctrl+{number},alt+{number}", f"show_tab('{name}')", show=False, priority=True)
@@ -71,13 +81,13 @@ def tab_bindings() -> list[Binding]:
     return keys
 
 
-class DoctorApp(App[int]):
+class DoctorApp(App[int], inherit_bindings=False):
     """Paste a crash log, answer the questions, leave with the patch."""
 
     CSS_PATH = "app.tcss"
     TITLE = "areal-doctor"
     ENABLE_COMMAND_PALETTE = False  # every action has its key in the footer
-    BINDINGS: ClassVar[list[BindingType]] = key_bindings("en")  # relabelled per language
+    BINDINGS: ClassVar[list[BindingType]] = key_bindings()
 
     lang: reactive[str] = reactive("en")
     diagnosis: reactive[Diagnosis | None] = reactive(None, always_update=True)
@@ -129,27 +139,14 @@ class DoctorApp(App[int]):
             self.start(self.session.load_config(self.start_config))
         self.focus_chat()
 
+    async def action_key(self, action: str, lang: str) -> None:
+        """A key of ``KEYS`` (its binding for ``lang``): run its action."""
+        await self.run_action(action)
+
     def watch_lang(self, lang: str) -> None:
         """Relabel what is not bound to ``lang``: keys, tabs, placeholder, subtitle."""
-        # No public way to relabel a binding: rebuild the map, ours first (footer order).
-        ours: dict[str, list[Binding]] = {}
-        for binding in key_bindings(lang):
-            for key in binding.key.split(","):
-                ours.setdefault(key, []).append(
-                    Binding(
-                        key,
-                        binding.action,
-                        binding.description,
-                        binding.show,
-                        priority=binding.priority,
-                    )
-                )
-        kept = {k: v for k, v in self._bindings.key_to_bindings.items() if k not in ours}
-        self._bindings.key_to_bindings = ours | kept
         self.refresh_bindings()
         self.sub_title = self.subtitle()
-        if not self.is_mounted:
-            return
         tabs = self.query_one(TabbedContent)
         for name in TABS:
             tabs.get_tab(f"tab-{name}").label = t(f"tab.{name}", lang)
@@ -254,7 +251,12 @@ class DoctorApp(App[int]):
     # -- keys ----------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """While a dialog is open, only quitting stays bound at the app level."""
+        """While a dialog is open, only quitting stays bound at the app level; a key's
+        binding in another language than the current one is hidden and off."""
+        if action == "key":  # key(ACTION, LANG): see key_bindings
+            if parameters[1] != self.lang:
+                return False
+            action = str(parameters[0])
         return action == "quit" or not isinstance(self.screen, ModalScreen)
 
     def action_open(self) -> None:

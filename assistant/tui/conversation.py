@@ -7,29 +7,50 @@ only turns those states into chat messages.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar
 
 from rich.text import Text
+from textual.widget import Widget
 
+from assistant.models import Question
 from assistant.tree.questions import is_skip
 from assistant.tui import present
 from assistant.tui.answers import match_answer, skip_answer
 from assistant.tui.i18n import t
 from assistant.tui.literal import literal
 from assistant.tui.messages import AnswerChosen
-from assistant.tui.session import Outcome
+from assistant.tui.session import Outcome, Session
 from assistant.tui.widgets.chat import ChatLog, ChatMessage
 from assistant.tui.widgets.docs import DocsPanel, section_title
 from assistant.tui.widgets.paste import PastePanel
 
-if TYPE_CHECKING:
-    from assistant.tui.app import DoctorApp
+W = TypeVar("W", bound=Widget)
 
 CHAT_DOCS = 3  # guide sections listed in the chat (the Docs tab lists them all)
 
 
+class ChatHost(Protocol):
+    """What the conversation needs of the App (which owns it): state to read, widgets
+    to write to, tabs to show. A protocol, so this module does not import the App."""
+
+    @property
+    def lang(self) -> str: ...
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def question(self) -> Question | None: ...
+
+    def query_one(self, selector: type[W]) -> W: ...
+
+    def focus_chat(self) -> None: ...
+
+    def show_tab(self, name: str) -> None: ...
+
+
 class Conversation:
-    def __init__(self, app: DoctorApp) -> None:
+    def __init__(self, app: ChatHost) -> None:
         self.app = app
         self.fix_message: ChatMessage | None = None  # fix #1, updated in place per answer
 

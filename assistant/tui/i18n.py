@@ -17,7 +17,8 @@ STRINGS_FILE = "i18n/tui.yaml"
 
 def strings() -> dict[str, dict[str, Any]]:
     """The whole table (cached by ``load_yaml``)."""
-    return load_yaml(STRINGS_FILE)
+    table: dict[str, dict[str, Any]] = load_yaml(STRINGS_FILE)
+    return table
 
 
 def t(key: str, lang: str, **values: object) -> str:

@@ -9,15 +9,11 @@ decides anything about a failure: the pipeline does.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assistant.models import Diagnosis, LogReport, Question
-
-Answers = dict[str, tuple[str, str]]
-Progress = Callable[[int, int], None]
+from assistant.models import Answers, Diagnosis, LogReport, Progress, Question
 
 SEARCH_RESULTS = 5
 CONFIG_SUFFIXES = (".yaml", ".yml")

@@ -20,7 +20,8 @@ class PasteArea(TextArea):
     diagnosed is the text as pasted.
     """
 
-    def _on_paste(self, event: events.Paste) -> None:
+    def on_paste(self, event: events.Paste) -> None:
+        # runs before TextArea's own paste handler; prevent_default() skips that one
         if not is_multiline(event.text):
             return  # a short snippet: let the TextArea insert it
         event.prevent_default()
