@@ -21,6 +21,8 @@ MAX_WINDOWS = 24  # groups that get a window (and so a phase); the rest keep the
 MAX_WEAK_CHECKS = 16
 TRACEBACK_VETO_BELOW = 6
 RAISE_LOOKAHEAD = 12  # lines in which a raise's exception line would follow it
+RECOVERY_BEFORE = 20  # a retry message this far above the failure (traceback after it)
+RECOVERY_AFTER = 30  # ... or this far below it
 
 
 @dataclass
@@ -89,6 +91,8 @@ class Analyser:
         poison_ids = {x.id for x in rules.lookalikes if x.poisons}
         poisons = [h for h in hits if h.category == "lookalike" and h.rule in poison_ids]
         sig_hits, poisoned = drop_poisoned(sig_hits, poisons)
+        sig_hits, recovered = _drop_recovered(sig_hits, hits, rules)
+        poisoned = poisoned + recovered
         sig_hits, vetoed = self._traceback_vetoes(sig_hits)
         poisoned = poisoned + vetoed
         strong = [h for h in sig_hits if not rules.signature(h.rule).weak]
@@ -198,6 +202,27 @@ class Analyser:
             return earlier(first_a, first_b, self.ts_of)
 
         return sorted(analysed, key=cmp_to_key(order))
+
+
+def _drop_recovered(
+    sig_hits: list[Hit], hits: Sequence[Hit], rules: Rules
+) -> tuple[list[Hit], list[Hit]]:
+    """(kept, recovered): a memory failure with a "retrying with a smaller batch" line of
+    the same file just before it (a logger that prints the traceback after its message)
+    or just after it was caught and handled."""
+    recovering = {x.id for x in rules.lookalikes if x.recovers}
+    marks = [h for h in hits if h.category == "lookalike" and h.rule in recovering]
+    if not marks:
+        return sig_hits, []
+    kept: list[Hit] = []
+    recovered: list[Hit] = []
+    for hit in sig_hits:
+        near = any(
+            m.source == hit.source and -RECOVERY_BEFORE <= m.line - hit.line <= RECOVERY_AFTER
+            for m in marks
+        )
+        (recovered if near else kept).append(hit)
+    return kept, recovered
 
 
 def _cut_after_raise(hits: Sequence[Hit]) -> list[Hit]:

@@ -42,6 +42,17 @@ _RECORD_START = re.compile(
     r"|[|+]|#\d|\w+(?:\.\w+)*(?:Error|Exception|Warning)\b)"
 )
 # where a flattened log is cut back into lines
+# IPython / Jupyter print frames as "File /path/x.py:1063, in Class.func(args)" and the
+# cell as "Cell In[12], line 3", with real colour codes; written here as Python does
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_IPYTHON_FRAME = re.compile(
+    r"^\s*(?:File (?P<path>\S+?):(?P<line>\d+)(?:, in (?P<func>[\w.<>]+))?"
+    r"|Cell In\[(?P<cell>\d+)\], line (?P<cell_line>\d+))"
+)
+_IPYTHON_FRAME_ANYWHERE = re.compile(
+    r"^(?:\x1b\[[0-9;]*m)*(?:File (?:\x1b\[[0-9;]*m)*\S+?:\d+|Cell (?:\x1b\[[0-9;]*m)*In\[\d+\])",
+    re.MULTILINE,
+)
 _FLAT_BREAK = re.compile(
     r"(?<=\S)\s*(?=Traceback \(most recent call last\):)"
     r"|(?<=\S)\s*(?=File \"[^\"]+\", line \d+)"
@@ -71,7 +82,8 @@ def repair(text: str) -> Repaired | None:
         raw_lines.pop()
     joins = _wrapped_lines(raw_lines)
     quoted = _is_quoted(raw_lines)
-    if not (joins or quoted or _has_remnants(text) or _has_flat_line(raw_lines)):
+    ipython = "File " in text and bool(_IPYTHON_FRAME_ANYWHERE.search(text))
+    if not (joins or quoted or ipython or _has_remnants(text) or _has_flat_line(raw_lines)):
         return None  # the common case, decided without touching each line
     lines: list[tuple[str, int]] = []
     for number, line in enumerate(raw_lines, start=1):
@@ -135,6 +147,8 @@ def _as_repaired(lines: list[tuple[str, int]]) -> Repaired:
 def _clean(line: str, quoted: bool) -> str:
     if quoted:
         line = _QUOTE.sub("", line, count=1)
+    if ("File " in line or "Cell " in line) and _IPYTHON_FRAME.match(_ANSI.sub("", line)):
+        line = _python_frame(_ANSI.sub("", line))
     if "[" in line and ("033" in line or "\\" in line or "^[" in line or "m" in line):
         line = _ESCAPE_TEXT.sub("", line)
     if "^M" in line:
@@ -142,6 +156,16 @@ def _clean(line: str, quoted: bool) -> str:
     if _FENCE.match(line):
         return ""
     return line
+
+
+def _python_frame(line: str) -> str:
+    found = _IPYTHON_FRAME.match(line)
+    if found is None:
+        return line
+    if found["cell"] is not None:
+        return f'  File "<cell In[{found["cell"]}]>", line {found["cell_line"]}, in <module>'
+    func = (found["func"] or "<module>").rsplit(".", 1)[-1]  # Trainer.compute_loss -> compute_loss
+    return f'  File "{found["path"]}", line {found["line"]}, in {func}'
 
 
 def _is_quoted(lines: list[str]) -> bool:

@@ -28,6 +28,9 @@ _FRAME = re.compile(
 )
 _FILE = re.compile(r'^\s*File\s+"|^\s*File .*, line \d+')
 _EXCEPTION = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit)\b")
+# an exception of any name whose message ends with a colon: the cause follows on the
+# next line (torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:)
+_WRAPPER = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w+:\s.*:\s*$")
 
 
 @dataclass(frozen=True)
@@ -62,9 +65,14 @@ def traceback_start(lines: Sequence[WindowLine], fail: int) -> int:
         previous = lines[index - 1].text if index > 0 else ""
         is_code = bool(_FILE.match(previous)) and bool(text.strip())
         chained = (
-            _EXCEPTION.match(text)
+            (_EXCEPTION.match(text) or _WRAPPER.match(text))
             and index + 1 < len(lines)
-            and _FRAME.match(lines[index + 1].text)
+            and (
+                _FRAME.match(lines[index + 1].text)
+                # a wrapper whose message goes on with the cause on the next line
+                # (torch._dynamo's "BackendCompilerFailed: backend='inductor' raised:")
+                or (index + 1 == fail and bool(_WRAPPER.match(text)))
+            )
         )
         if _FRAME.match(text) or is_code or _FILE.match(text) or chained:
             start = index
@@ -120,8 +128,8 @@ def _scopes(
     msg_start, msg_end = fail, message_end(lines, fail, sig)
     before = [lines[i] for i in same if i < tb_start][-config.before_lines :]
     after = [lines[i] for i in same if i >= msg_end][: config.after_lines]
-    if tb_start == fail:
-        fail, tb_start = _repeat_with_traceback(lines, fail, msg_end, sig, config.after_lines)
+    if not any(_FILE.match(lines[i].text) for i in range(tb_start, fail)):  # no frames above
+        fail, tb_start = _repeat_with_traceback(lines, fail, msg_end, sig, len(lines))
     traceback = [lines[i] for i in range(tb_start, fail) if lines[i].clean.stream == stream]
     message = list(lines[msg_start:msg_end])
     if stream:  # the process name itself ("(SGLangHttpServer pid=1)") tells where it ran

@@ -74,6 +74,7 @@ class Lookalike:
     pressure: str | None = None  # phase this back-pressure notice points to
     notice: str | None = None  # id in the report's `notices` (counted, explained)
     poisons: bool = False  # later CUDA errors in the same process are its consequences
+    recovers: bool = False  # the memory failure just around it was caught and retried
 
 
 @dataclass(frozen=True)
@@ -251,6 +252,7 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
                 what=what,
                 pressure=entry.get("pressure", str, None, check=_in(PHASES)),
                 poisons=entry.get("poisons", bool, False),
+                recovers=entry.get("recovers", bool, False),
                 notice=entry.get("notice", str, None),
             )
         )

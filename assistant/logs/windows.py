@@ -14,7 +14,7 @@ from assistant.logs.lines import MAX_LINE_CHARS, CleanLine, clean_line
 BEFORE_BYTES = 160 * 1024
 AFTER_BYTES = 48 * 1024
 BEFORE_LINES = 400
-AFTER_LINES = 60
+AFTER_LINES = 150  # a native failure's Python repeat may end a long traceback below it
 
 
 @dataclass(frozen=True)
