@@ -85,6 +85,17 @@ def ask_open_questions(
 
     color = use_color(sys.stderr)
     answers = dict(answers)
+
+    def again(use_defaults: bool) -> Any:  # the tree once more on the same report
+        return pipeline.conclude(
+            diagnosis.report,
+            config=config,
+            answers=answers,
+            lang=diagnosis.lang,
+            use_defaults=use_defaults,
+            model_config=model_config,
+        )
+
     if diagnosis.decision.asking:
         sys.stderr.write(render_first_fix(diagnosis, color=color, headline=True))
     while diagnosis.decision.asking:
@@ -92,24 +103,10 @@ def ask_open_questions(
         question = diagnosis.decision.asking[0]
         reply = ask(question, diagnosis.lang)
         answers[question.id] = (reply, "user") if reply is not None else ("", "default")
-        diagnosis = pipeline.conclude(
-            diagnosis.report,
-            config=config,
-            answers=answers,
-            lang=diagnosis.lang,
-            use_defaults=False,
-            model_config=model_config,
-        )
+        diagnosis = again(use_defaults=False)
         if render_first_fix(diagnosis, color=False) != before:
             sys.stderr.write(render_first_fix(diagnosis, color=color, updated=True))
-    return pipeline.conclude(
-        diagnosis.report,
-        config=config,
-        answers=answers,
-        lang=diagnosis.lang,
-        use_defaults=True,
-        model_config=model_config,
-    )
+    return again(use_defaults=True)
 
 
 def write_patch(args: argparse.Namespace, config: Any, diagnosis: Any) -> None:

@@ -36,34 +36,19 @@ def _configured_dir() -> Path:
 
 def read_json(name: str) -> Any | None:
     """The cached JSON document ``name``, or None when absent or unreadable."""
-    folder = cache_dir()
-    if folder is None:
+    data = read_bytes(name)
+    if data is None:
         return None
     try:
-        with (folder / name).open(encoding="utf-8") as handle:
-            return json.load(handle)
-    except (OSError, ValueError):
+        return json.loads(data.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return None
 
 
 def write_json(name: str, data: Any) -> None:
-    """Store ``data`` atomically (write a temporary file, then rename); failures are ignored."""
-    import tempfile
-
-    folder = cache_dir()
-    if folder is None:
-        return
-    try:
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, ensure_ascii=False, separators=(",", ":"))
-        os.replace(temp, folder / name)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
+    """Store ``data`` as compact UTF-8 JSON (atomically; failures are ignored)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    write_bytes(name, text.encode("utf-8"))
 
 
 def read_bytes(name: str) -> bytes | None:
@@ -78,14 +63,15 @@ def read_bytes(name: str) -> bytes | None:
 
 
 def write_bytes(name: str, data: bytes) -> None:
-    """Store ``data`` atomically; failures are ignored (the cache only saves time)."""
+    """Store ``data`` atomically (a temporary file, then a rename); failures are ignored:
+    the cache only saves time, it never changes results."""
     import tempfile
 
     folder = cache_dir()
     if folder is None:
         return
     try:
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".bin")
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
     except OSError:
         return
     try:
