@@ -65,22 +65,23 @@ def pad(text: str, cells: int, *, right: bool) -> str:
     return space + text if right else text + space
 
 
+def model_line(result: dict[str, Any], lang: str) -> str:
+    model = result["model"]
+    return message(
+        "estimate_model",
+        lang,
+        name=model["name"],
+        params=model["params"] / 1e9,
+        vocab=model["vocab_size"],
+        layers=model["layers"],
+        source=message(f"estimate_source_{model['source'].replace('.', '_')}", lang),
+    )
+
+
 def render_estimate_text(result: dict[str, Any], *, color: bool, lang: str) -> str:
     s = Styler(color)
-    model = result["model"]
     lines = [
-        s(
-            message(
-                "estimate_model",
-                lang,
-                name=model["name"],
-                params=model["params"] / 1e9,
-                vocab=model["vocab_size"],
-                layers=model["layers"],
-                source=model["source"],
-            ),
-            BOLD,
-        ),
+        s(model_line(result, lang), BOLD),
         message("estimate_gpu", lang, gib=result["gpu_memory_bytes"] / (1 << 30)),
         "",
     ]
@@ -99,7 +100,7 @@ def render_estimate_text(result: dict[str, Any], *, color: bool, lang: str) -> s
         lines.append(text)
     lines.append(s(message("estimate_units", lang), DIM))
     for name, engine in result["engines"].items():
-        lines += _engine_notes(name, engine, lang)
+        lines += engine_notes(name, engine, lang)
     lines += ["", s(message("estimate_assumptions", lang), BOLD)]
     lines += [f"  - {item}" for item in result["assumptions"]]
     verdict = "estimate_all_fit" if result["fits"] else "estimate_not_fit"
@@ -107,7 +108,8 @@ def render_estimate_text(result: dict[str, Any], *, color: bool, lang: str) -> s
     return "\n".join(lines) + "\n"
 
 
-def _engine_notes(name: str, engine: dict[str, Any], lang: str) -> list[str]:
+def engine_notes(name: str, engine: dict[str, Any], lang: str) -> list[str]:
+    """Per-engine lines under the table (activations both ways, KV cache in sequences)."""
     lines: list[str] = []
     if engine.get("role") == "training" and "activations_with_checkpointing_bytes" in engine:
         lines.append(
