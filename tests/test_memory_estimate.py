@@ -193,3 +193,10 @@ def test_zh_text_table_lines_up(run_cli) -> None:
     table = [line for line in out.splitlines() if line.startswith(("引擎", "actor", "rollout"))]
     assert len(table) == 3
     assert len({width(line) for line in table}) == 1, table
+
+
+def test_lora_is_said_to_be_counted_as_full_training(run_cli) -> None:
+    data = json.loads(estimate(run_cli, "lora.yaml", "--format", "json").stdout)
+    assert any("use_lora" in item and "overestimated" in item for item in data["assumptions"])
+    plain = json.loads(estimate(run_cli, "small-fits.yaml", "--format", "json").stdout)
+    assert not any("use_lora" in item for item in plain["assumptions"])

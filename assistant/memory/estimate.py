@@ -127,6 +127,12 @@ def training_engine(
         "logits: the lm_head output in the compute dtype plus its float32 log-softmax, "
         "both kept for the backward pass"
     )
+    if training and config is not None and config.get(f"{engine}.use_lora") is True:
+        notes.add(
+            f"{engine}.use_lora is true: gradients and optimizer states are counted for the "
+            "whole model, not only the LoRA adapters, so they are overestimated (LoRA is not "
+            "modelled yet)"
+        )
     if m.moe and setup.kind == "megatron" and setup.dim("e") > 1:
         notes.add("expert parallelism (e) is not subtracted: MoE expert weights counted unsplit")
     per_gpu = {
