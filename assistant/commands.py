@@ -215,20 +215,9 @@ def estimate_for(
     config: Any, model_config: str | None, gpu: int | None, gpu_source: str | None
 ) -> dict[str, Any]:
     """The estimate of a loaded config; UserError when the model's sizes are unknown."""
-    from assistant.config.model_info import model_path
-    from assistant.memory.estimate import estimate
-    from assistant.memory.facts import resolve_model
+    from assistant.memory.estimate import estimate_config
 
-    name = model_path(config)
-    model = resolve_model(name, model_config)
-    if model is None:
-        where = f"actor.path {name!r}" if name else "the config (no actor.path)"
-        raise UserError(
-            f"cannot tell the model's sizes from {where}: give --model-config "
-            "path/to/config.json (the bundled table knows common Qwen, Llama, DeepSeek, "
-            "Mistral, Gemma and GLM models)"
-        )
-    return estimate(config, model, gpu_bytes=gpu, gpu_source=gpu_source)
+    return estimate_config(config, model_config, gpu_bytes=gpu, gpu_source=gpu_source)
 
 
 def run_tui_command(args: argparse.Namespace) -> int:

@@ -11,6 +11,12 @@ per token and KV pool figures within 5% of the logs.
 
 The timing runs `python -m assistant estimate` in fresh processes (median of --runs)
 and checks that no torch module was imported (goal: under 0.5 s, no GPU, no network).
+
+With --configs DIR, `areal-doctor estimate --config F --format json` runs in a fresh
+process for every *.yaml / *.yml below DIR: each must exit 0 or 1 (never 2 for a
+readable config, never a traceback), print the contract's JSON, and take under 0.5 s:
+
+    .venv/bin/python benchmarks/eval_memory.py --configs /work/shared/reference/areal-configs
 """
 
 from __future__ import annotations
@@ -155,10 +161,81 @@ def time_estimate(runs: int) -> tuple[float, bool]:
     return statistics.median(times), clean
 
 
+CONFIG_GOAL_S = 0.5
+
+
+def sweep_configs(folder: Path) -> bool:
+    """estimate over every YAML below ``folder``: exit code, JSON shape, wall time."""
+    import json
+
+    paths = sorted(p for p in folder.rglob("*") if p.suffix in (".yaml", ".yml"))
+    ok = True
+    slowest = 0.0
+    print(f"\nestimate --config over {len(paths)} configs in {folder}")
+    for path in paths:
+        start = time.perf_counter()
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "assistant",
+                "estimate",
+                "--config",
+                str(path),
+                "--format",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
+        took = time.perf_counter() - start
+        slowest = max(slowest, took)
+        problems = []
+        if done.returncode not in (0, 1):
+            problems.append(f"exit {done.returncode}: {done.stderr.strip()[:120]}")
+        if "Traceback" in done.stderr:
+            problems.append("traceback")
+        if done.returncode in (0, 1):
+            try:
+                data = json.loads(done.stdout)
+                engines = set(data["engines"])
+                if data["schema"] != "areal-doctor/estimate/v1" or not engines <= {
+                    "actor",
+                    "ref",
+                    "critic",
+                    "teacher",
+                    "rollout",
+                }:
+                    problems.append("not the contract's JSON")
+                if data["fits"] != (done.returncode == 0):
+                    problems.append("exit code disagrees with fits")
+                stand_in = data["model"].get("stand_in_for")
+            except (ValueError, KeyError) as exc:
+                problems.append(f"bad JSON ({exc.__class__.__name__})")
+                engines, stand_in = set(), None
+        else:
+            engines, stand_in = set(), None
+        if took >= CONFIG_GOAL_S:
+            problems.append(f"slow ({took:.2f} s)")
+        ok = ok and not problems
+        model = f"  model: stand-in for {stand_in}" if stand_in else ""
+        print(
+            f"  {path.name[:52]:52} exit {done.returncode}  {took:.2f} s  "
+            f"{','.join(sorted(engines)) or '-':26} {'; '.join(problems) or 'ok'}{model}"
+        )
+    print(
+        f"slowest: {slowest:.2f} s (goal < {CONFIG_GOAL_S} s each); "
+        f"all fine: {'yes' if ok else 'NO'}"
+    )
+    return ok
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--corpus", type=Path, default=None)
+    parser.add_argument("--configs", type=Path, default=None, help="folder of AReaL YAMLs")
     args = parser.parse_args()
     rows = comparisons()
     check_quotes(rows, args.corpus)
@@ -178,7 +255,8 @@ def main() -> int:
         f"estimate, fresh process, median of {args.runs}: {median:.3f} s "
         f"(goal < 0.5 s); torch imported: {'no' if clean else 'YES'}"
     )
-    return 0 if worst <= 5 and median < 0.5 and clean else 1
+    configs_ok = sweep_configs(args.configs) if args.configs is not None else True
+    return 0 if worst <= 5 and median < 0.5 and clean and configs_ok else 1
 
 
 if __name__ == "__main__":

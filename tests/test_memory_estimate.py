@@ -126,3 +126,77 @@ def test_no_torch_import() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_model_missing_from_the_table_takes_its_closest_relative_and_says_so(run_cli) -> None:
+    result = estimate(run_cli, "vl-relative.yaml", "--format", "json")
+    assert result.exit_code in (0, 1), result.stderr
+    data = json.loads(result.stdout)
+    assert data["model"]["name"] == "Qwen/Qwen2.5-3B-Instruct"
+    assert data["model"]["stand_in_for"] == "Qwen/Qwen2.5-VL-3B-Instruct"
+    said = [item for item in data["assumptions"] if "Qwen/Qwen2.5-VL-3B-Instruct" in item]
+    assert len(said) == 1 and "vision tower" in said[0] and "--model-config" in said[0]
+
+
+def test_relatives_need_the_same_family_and_a_close_size() -> None:
+    from assistant.memory.facts import stand_in
+
+    assert stand_in("Qwen/Qwen2-1.5B-Instruct").name == "Qwen/Qwen2.5-1.5B-Instruct"
+    assert stand_in("Qwen/Qwen3-VL-2B-Instruct").name == "Qwen/Qwen3-1.7B"
+    assert stand_in("Qwen/Qwen3-VL-30B-A3B-Instruct").name == "Qwen/Qwen3-30B-A3B"
+    for unrelated in (
+        "deepseek-ai/DeepSeek-R1-Distill-Llama-8B",  # another base model
+        "Qwen/Qwen1.5-7B",  # another generation
+        "google/gemma-2b",  # gemma-2-2b is another generation
+        "Qwen/Qwen3-22B",  # no Qwen3 within 20%
+        "/models/my-7b",
+        "./unknown-model",
+    ):
+        assert stand_in(unrelated) is None, unrelated
+
+
+def test_a_rollout_only_config_names_its_model_on_the_server(run_cli) -> None:
+    result = estimate(run_cli, "rollout-only.yaml", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["model"]["name"] == "Qwen/Qwen3-1.7B"
+    assert set(data["engines"]) == {"rollout"}
+
+
+def test_activations_with_and_without_checkpointing_are_stated_assumptions(run_cli) -> None:
+    data = json.loads(estimate(run_cli, "vl-relative.yaml", "--format", "json").stdout)
+    actor, ref = data["engines"]["actor"], data["engines"]["ref"]
+    assert actor["per_gpu"]["activations_bytes"] == actor["activations_without_checkpointing_bytes"]
+    notes = " ".join(data["assumptions"])
+    assert "without gradient checkpointing" in notes and "one checkpoint per decoder" in notes
+    assert "not measured" in notes
+    assert "ref: forward only" in notes and "activations_with_checkpointing_bytes" not in ref
+
+
+def test_each_table_row_adds_up_to_its_total(run_cli) -> None:
+    from assistant.render.estimate import estimate_table
+
+    data = json.loads(estimate(run_cli, "vl-relative.yaml", "--format", "json").stdout)
+    header, *rows = estimate_table(data)
+    assert header[-3:] == ["other", "total", "fits"] and len(rows) == 3
+    for row in rows:
+        parts = [float(cell) for cell in row[2:-2] if cell != "-"]
+        assert abs(sum(parts) - float(row[-2])) < 0.05, row
+    zh_header, *zh_rows = estimate_table(data, "zh")
+    assert zh_header[0] == "引擎" and {row[-1] for row in zh_rows} <= {"是", "否"}
+
+
+def test_zh_text_table_lines_up(run_cli) -> None:
+    from assistant.render.estimate import width
+
+    out = estimate(run_cli, "small-fits.yaml", "--lang", "zh").stdout
+    table = [line for line in out.splitlines() if line.startswith(("引擎", "actor", "rollout"))]
+    assert len(table) == 3
+    assert len({width(line) for line in table}) == 1, table
+
+
+def test_lora_is_said_to_be_counted_as_full_training(run_cli) -> None:
+    data = json.loads(estimate(run_cli, "lora.yaml", "--format", "json").stdout)
+    assert any("use_lora" in item and "overestimated" in item for item in data["assumptions"])
+    plain = json.loads(estimate(run_cli, "small-fits.yaml", "--format", "json").stdout)
+    assert not any("use_lora" in item for item in plain["assumptions"])

@@ -413,7 +413,7 @@ async def test_tabs_by_number_keys_and_help_lists_them(stub):
         assert active_tab(app) == "tab-evidence"
         await pilot.press("f1")
         body = app.screen.query_one("#help-body").source
-        assert "`ctrl+1`..`ctrl+4`" in body and "ctrl+n" in body
+        assert "`ctrl+1`..`ctrl+5`" in body and "ctrl+n" in body
 
 
 @pilot_test

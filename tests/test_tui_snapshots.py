@@ -82,8 +82,14 @@ def test_docs_for_a_question(snap_compare, lang):
 
 def test_evidence_of_a_log_full_of_markup(snap_compare):
     async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)  # mounted and laid out before the paste, as in the other tests
         await paste(pilot, (FIXTURES / "markup_injection.log").read_text())
         await finish(pilot)
+        # ChatLog.say scrolls to the end after the next refresh; on a loaded machine that
+        # can run before the last message is laid out (the chat shown from its top). This
+        # snapshot is about the markup, so the chat's end is brought into view here.
+        pilot.app.query_one("#chat").scroll_end(animate=False, immediate=True)
+        await pilot.pause()
 
     assert snap_compare(make_app(lang="en"), terminal_size=SIZE, run_before=run_before)
 
@@ -94,3 +100,17 @@ def test_help(snap_compare):
         await finish(pilot)
 
     assert snap_compare(make_app(lang="zh"), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_estimate_on_the_logs_gpu(snap_compare, lang):
+    """The Estimate tab after a config and a log: the log's GPU capacity, a row in red."""
+
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        await pilot.press("ctrl+5")
+        await finish(pilot)
+
+    app = make_app(config_path="experiment.yaml", lang=lang)
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from assistant.errors import UserError
 from assistant.knowledge import load_yaml
 from assistant.memory import formulas
 from assistant.memory.facts import ModelFacts
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 SCHEMA = "areal-doctor/estimate/v1"
 GIB = 1 << 30
 TRAINING_ENGINES = ("actor", "critic", "ref", "teacher")
+# Where a config names its model: the trainer's path, else a rollout-only config's server.
+MODEL_KEYS = ("actor.path", "sglang.model_path", "vllm.model")
 
 
 @cache
@@ -106,10 +109,30 @@ def training_engine(
         "allocator slack; activations counted per decoder layer from the Hugging Face layer "
         "(norms, q/k/v, attention output, gated MLP), flash attention, no dropout"
     )
+    if training:
+        notes.add(
+            "activations without gradient checkpointing: every decoder layer keeps all the "
+            "values its backward pass needs; with it (one checkpoint per decoder layer, as "
+            "transformers' gradient_checkpointing_enable sets): each layer keeps its input "
+            "(hidden_size values per token) and one layer's full set while it is recomputed. "
+            "Both counted from the layer's shapes, not measured on a GPU: take them as "
+            "estimates (the table shows the one the config selects)"
+        )
+    else:
+        notes.add(
+            f"{engine}: forward only (no optimizer): one layer's activations at a time, "
+            "nothing kept for a backward pass"
+        )
     notes.add(
         "logits: the lm_head output in the compute dtype plus its float32 log-softmax, "
         "both kept for the backward pass"
     )
+    if training and config is not None and config.get(f"{engine}.use_lora") is True:
+        notes.add(
+            f"{engine}.use_lora is true: gradients and optimizer states are counted for the "
+            "whole model, not only the LoRA adapters, so they are overestimated (LoRA is not "
+            "modelled yet)"
+        )
     if m.moe and setup.kind == "megatron" and setup.dim("e") > 1:
         notes.add("expert parallelism (e) is not subtracted: MoE expert weights counted unsplit")
     per_gpu = {
@@ -215,6 +238,42 @@ def rollout_engine(
     return out
 
 
+def model_name(config: ExperimentConfig) -> tuple[str | None, str | None]:
+    """(the model's name or path, the key it came from) for the estimate."""
+    for key in MODEL_KEYS:
+        value = config.get(key)
+        if isinstance(value, str) and value.strip():
+            return value, key
+    return None, None
+
+
+def estimate_config(
+    config: ExperimentConfig,
+    model_config: str | None = None,
+    *,
+    gpu_bytes: int | None = None,
+    gpu_source: str | None = None,
+) -> dict[str, Any]:
+    """The estimate of a loaded config (the CLI and the TUI).
+
+    The model: ``model_config``, the config.json beside the model path, the bundled
+    table, else the table's closest relative (said in the assumptions). UserError when
+    none of them gives the sizes.
+    """
+    from assistant.memory.facts import resolve_model
+
+    name, key = model_name(config)
+    model = resolve_model(name, model_config, relatives=True)
+    if model is None:
+        where = f"{key} {name!r}" if name else "the config (no actor.path)"
+        raise UserError(
+            f"cannot tell the model's sizes from {where}: give --model-config "
+            "path/to/config.json (the bundled table knows common Qwen, Llama, DeepSeek, "
+            "Mistral, Gemma and GLM models)"
+        )
+    return estimate(config, model, gpu_bytes=gpu_bytes, gpu_source=gpu_source)
+
+
 def estimate(
     config: ExperimentConfig,
     model: ModelFacts,
@@ -230,7 +289,14 @@ def estimate(
         notes.add(f"GPU memory: {settings()['gpu_memory_gib']} GiB assumed (no --gpu-memory)")
     elif gpu_source:
         notes.add(f"GPU memory: {gib(gpu_bytes)} GiB from {gpu_source}")
-    if model.from_table:
+    if model.stand_in_for:
+        notes.add(
+            f"{model.stand_in_for} is not in the bundled table: the sizes of {model.name} "
+            f"({model.source}), the closest model of its family and stated size, are used; "
+            "a vision tower or quantised weights are not counted. Give --model-config "
+            "with its own config.json for its real sizes"
+        )
+    elif model.from_table:
         notes.add(f"model sizes from the bundled table: {model.name} ({model.source})")
     engines: dict[str, Any] = {}
     layouts = {layout.engine: layout for layout in all_layouts(config)}
@@ -256,6 +322,7 @@ def estimate(
             "experts": model.experts,
             "source": "table" if model.from_table else "config.json",
             "source_detail": model.source,
+            **({"stand_in_for": model.stand_in_for} if model.stand_in_for else {}),
         },
         "engines": engines,
         "fits": all(e["fits"] for e in engines.values()),

@@ -11,7 +11,8 @@ deepseek_v3}/modeling_*.py): embeddings, per-layer attention and MLP / experts, 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,7 @@ class ModelFacts:
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
     dtype: str | None = None
+    stand_in_for: str | None = None  # the model asked for, when these are a relative's sizes
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -322,11 +324,62 @@ def local_config(name: str | None) -> ModelFacts | None:
         return None
 
 
-def resolve_model(model_name: str | None, model_config: str | None = None) -> ModelFacts | None:
-    """--model-config first, then config.json beside the model path, then the table."""
+def resolve_model(
+    model_name: str | None, model_config: str | None = None, *, relatives: bool = False
+) -> ModelFacts | None:
+    """--model-config first, then config.json beside the model path, then the table;
+    with ``relatives`` (estimate only), then the table's closest relative (``stand_in``)."""
     if model_config:
         return read_config_json(model_config)
-    return local_config(model_name) or table_entry(model_name)
+    found = local_config(model_name) or table_entry(model_name)
+    if found is None and relatives:
+        found = stand_in(model_name)
+    return found
+
+
+# A model name: what comes before the size ("qwen2.5-vl-" in "qwen2.5-vl-3b-instruct"),
+# the size in billions, and an MoE's active size ("-a3b").
+SIZED_NAME = re.compile(r"^(?P<prefix>.*?)(?P<size>\d+(?:\.\d+)?)b(?![a-z0-9])(?P<rest>.*)$")
+ACTIVE_SIZE = re.compile(r"-a\d+(?:\.\d+)?b(?![a-z0-9])")
+MINOR_VERSION = re.compile(r"(\d+)\.\d+")
+STAND_IN_TOLERANCE = 0.2  # stated sizes within 20% (Qwen3-VL-2B and Qwen3-1.7B)
+
+
+def _family(name: str) -> tuple[str, float, bool] | None:
+    """(family, stated billions, MoE) of a model name; None without a size in it.
+
+    The family is the name before the size with minor versions dropped and a "-vl"
+    part removed: Qwen2-, Qwen2.5- and Qwen2.5-VL- models share one ("qwen2-"); the
+    text models of one family and size have kept their geometry across minor versions
+    (the table's aliases list such cases), and a VL checkpoint's language model is the
+    text model of its generation.
+    """
+    match = SIZED_NAME.match(normalise(name))
+    if match is None:
+        return None
+    prefix = MINOR_VERSION.sub(r"\1", match["prefix"]).replace("-vl-", "-")
+    return prefix, float(match["size"]), ACTIVE_SIZE.search(match["rest"]) is not None
+
+
+def stand_in(name: str | None) -> ModelFacts | None:
+    """The table model closest to ``name``: same family, same dense/MoE kind, stated size
+    within 20%. A guess, so the caller must say so (``stand_in_for`` is set)."""
+    wanted = _family(name) if name else None
+    if wanted is None or not wanted[0]:
+        return None
+    prefix, size, moe = wanted
+    best: tuple[float, str] | None = None
+    for key in table_ids():
+        known = _family(key)
+        if known is None or known[0] != prefix or known[2] != moe:
+            continue
+        gap = abs(known[1] - size) / size
+        if gap <= STAND_IN_TOLERANCE and (best is None or gap < best[0]):
+            best = (gap, key)
+    if best is None:
+        return None
+    found = table_entry(best[1])
+    return replace(found, stand_in_for=name) if found is not None else None
 
 
 def dtype_bytes(dtype: Any, default: int = 2) -> int:

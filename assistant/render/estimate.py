@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from assistant.i18n import message
 from assistant.render.text import BOLD, DIM, GREEN, RED, Styler
 
 COLUMNS = (
-    ("weights_bytes", "weights"),
-    ("gradients_bytes", "grads"),
-    ("optimizer_states_bytes", "optim"),
-    ("activations_bytes", "activ"),
-    ("logits_bytes", "logits"),
-    ("kv_cache_bytes", "kv cache"),
+    "weights_bytes",
+    "gradients_bytes",
+    "optimizer_states_bytes",
+    "activations_bytes",
+    "logits_bytes",
+    "kv_cache_bytes",
 )
 
 
@@ -21,58 +22,85 @@ def _gib(value: Any) -> str:
     return f"{value / (1 << 30):.2f}" if isinstance(value, int | float) and value else "-"
 
 
-def estimate_table(result: dict[str, Any]) -> list[list[str]]:
-    """Rows of the estimate table (header first), sizes in GiB; shared with the TUI."""
-    rows = [["engine", "backend", *(label for _, label in COLUMNS), "total", "fits"]]
+def headers(lang: str) -> list[str]:
+    """The table's column names in ``lang`` (knowledge/i18n/cli.yaml)."""
+    from assistant.knowledge import load_yaml
+
+    entry = load_yaml("i18n/cli.yaml")["estimate_columns"]
+    return [str(label) for label in entry.get(lang) or entry["en"]]
+
+
+def estimate_table(result: dict[str, Any], lang: str = "en") -> list[list[str]]:
+    """Rows of the estimate table (header first), sizes in GiB; shared with the TUI.
+
+    "other" is what the total holds beyond the named columns (the CUDA context, NCCL
+    and allocator slack, FSDP's all-gathered layers), so each row adds up to its total.
+    """
+    rows = [headers(lang)]
+    yes, no = message("estimate_fits_yes", lang), message("estimate_fits_no", lang)
     for name, engine in result["engines"].items():
         per_gpu = engine["per_gpu"]
+        named = [per_gpu.get(key) for key in COLUMNS]
+        other = engine["total_bytes"] - sum(v for v in named if isinstance(v, int | float))
         rows.append(
             [
                 name,
                 engine.get("backend") or "-",
-                *(_gib(per_gpu.get(key)) for key, _ in COLUMNS),
+                *(_gib(value) for value in named),
+                _gib(other),
                 _gib(engine["total_bytes"]),
-                "yes" if engine["fits"] else "NO",
+                yes if engine["fits"] else no,
             ]
         )
     return rows
 
 
+def width(text: str) -> int:
+    """Terminal cells of ``text``: CJK characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def pad(text: str, cells: int, *, right: bool) -> str:
+    space = " " * max(cells - width(text), 0)
+    return space + text if right else text + space
+
+
+def model_line(result: dict[str, Any], lang: str) -> str:
+    model = result["model"]
+    return message(
+        "estimate_model",
+        lang,
+        name=model["name"],
+        params=model["params"] / 1e9,
+        vocab=model["vocab_size"],
+        layers=model["layers"],
+        source=message(f"estimate_source_{model['source'].replace('.', '_')}", lang),
+    )
+
+
 def render_estimate_text(result: dict[str, Any], *, color: bool, lang: str) -> str:
     s = Styler(color)
-    model = result["model"]
     lines = [
-        s(
-            message(
-                "estimate_model",
-                lang,
-                name=model["name"],
-                params=model["params"] / 1e9,
-                vocab=model["vocab_size"],
-                layers=model["layers"],
-                source=model["source"],
-            ),
-            BOLD,
-        ),
+        s(model_line(result, lang), BOLD),
         message("estimate_gpu", lang, gib=result["gpu_memory_bytes"] / (1 << 30)),
         "",
     ]
-    rows = estimate_table(result)
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    rows = estimate_table(result, lang)
+    fits = [True, *(engine["fits"] for engine in result["engines"].values())]
+    widths = [max(width(row[i]) for row in rows) for i in range(len(rows[0]))]
     for number, row in enumerate(rows):
         cells = [
-            cell.rjust(w) if i > 1 else cell.ljust(w)
-            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+            pad(cell, w, right=i > 1) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
         ]
         text = "  ".join(cells).rstrip()
         if number == 0:
             text = s(text, BOLD)
-        elif row[-1] == "NO":
+        elif not fits[number]:
             text = s(text, RED)
         lines.append(text)
     lines.append(s(message("estimate_units", lang), DIM))
     for name, engine in result["engines"].items():
-        lines += _engine_notes(name, engine, lang)
+        lines += engine_notes(name, engine, lang)
     lines += ["", s(message("estimate_assumptions", lang), BOLD)]
     lines += [f"  - {item}" for item in result["assumptions"]]
     verdict = "estimate_all_fit" if result["fits"] else "estimate_not_fit"
@@ -80,7 +108,8 @@ def render_estimate_text(result: dict[str, Any], *, color: bool, lang: str) -> s
     return "\n".join(lines) + "\n"
 
 
-def _engine_notes(name: str, engine: dict[str, Any], lang: str) -> list[str]:
+def engine_notes(name: str, engine: dict[str, Any], lang: str) -> list[str]:
+    """Per-engine lines under the table (activations both ways, KV cache in sequences)."""
     lines: list[str] = []
     if engine.get("role") == "training" and "activations_with_checkpointing_bytes" in engine:
         lines.append(

@@ -1,4 +1,4 @@
-"""The areal-doctor TUI: a chat beside tabs (Log, Evidence, Patch, Docs).
+"""The areal-doctor TUI: a chat beside tabs (Log, Evidence, Patch, Docs, Estimate).
 
 The App wires widgets to a ``Session`` and runs pipeline jobs in a worker
 thread; what the assistant then says is decided by ``Conversation``. Widgets
@@ -33,9 +33,10 @@ from assistant.tui.messages import (
     ReadProgress,
 )
 from assistant.tui.screens import HelpScreen, PathPrompt
-from assistant.tui.session import DocItem, Job, Session, is_config_path
+from assistant.tui.session import DocItem, EstimateView, Job, Session, is_config_path
 from assistant.tui.widgets.chat import ChatInput, ChatLog
 from assistant.tui.widgets.docs import DocsPanel
+from assistant.tui.widgets.estimate import EstimatePanel
 from assistant.tui.widgets.evidence import EvidencePanel
 from assistant.tui.widgets.paste import PastePanel
 from assistant.tui.widgets.patch import PatchPanel
@@ -52,7 +53,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("f1", "help"),
     ("ctrl+q", "quit"),
 )
-TABS: tuple[str, ...] = ("log", "evidence", "patch", "docs")
+TABS: tuple[str, ...] = ("log", "evidence", "patch", "docs", "estimate")
 
 
 def key_bindings() -> list[BindingType]:
@@ -71,7 +72,7 @@ def key_bindings() -> list[BindingType]:
 
 
 def tab_bindings() -> list[BindingType]:
-    """Tabs by number: ctrl+1..4 and alt+1..4 everywhere, 1..4 when not typing."""
+    """Tabs by number: ctrl+1..5 and alt+1..5 everywhere, 1..5 when not typing."""
     keys: list[BindingType] = []
     for number, name in enumerate(TABS, start=1):
         keys.append(
@@ -93,6 +94,7 @@ class DoctorApp(App[int], inherit_bindings=False):
     diagnosis: reactive[Diagnosis | None] = reactive(None, always_update=True)
     question: reactive[Question | None] = reactive(None, always_update=True)
     docs: reactive[list[DocItem]] = reactive(list, always_update=True)
+    estimate: reactive[EstimateView | None] = reactive(None)
 
     def __init__(
         self, path: str | None, config_path: str | None, lang: str, redact: bool = False
@@ -127,6 +129,10 @@ class DoctorApp(App[int], inherit_bindings=False):
                     )
                 with TabPane(t("tab.docs", self.lang), id="tab-docs"):
                     yield DocsPanel(self.lang, id="docs").data_bind(DoctorApp.docs, DoctorApp.lang)
+                with TabPane(t("tab.estimate", self.lang), id="tab-estimate"):
+                    yield EstimatePanel(self.lang, id="estimate").data_bind(
+                        DoctorApp.estimate, DoctorApp.lang
+                    )
         yield Footer()
 
     def on_mount(self) -> None:
@@ -162,6 +168,7 @@ class DoctorApp(App[int], inherit_bindings=False):
         self.diagnosis = self.session.diagnosis
         self.question = self.session.question
         self.docs = list(self.session.docs)
+        self.estimate = self.session.estimate
         self.sub_title = self.subtitle()
 
     def focus_chat(self) -> None:

@@ -98,6 +98,7 @@ class Conversation:
         """Speak after a job: ``adopted`` says whether its diagnosis became the session's."""
         if outcome.reason == "config":
             self.note("chat.config_loaded", path=str(getattr(outcome.config, "path", "")))
+            self.estimate_done()
         if outcome.reason == "ask":
             self.docs_found()
         if not adopted:
@@ -117,6 +118,22 @@ class Conversation:
             self.ask_open_question()
         else:
             self.next_step()
+
+    def estimate_done(self) -> None:
+        """One line on the loaded config's estimate; the Estimate tab has the rest."""
+        view = self.app.session.estimate
+        if view is None:
+            return
+        if view.result is None:
+            self.say(literal(t("chat.estimate_none", self.lang, error=view.error or "")))
+            return
+        short = [name for name, e in view.result["engines"].items() if not e["fits"]]
+        verdict = (
+            t("chat.estimate_not_fit", self.lang, engines=", ".join(short))
+            if short
+            else t("estimate.all_fit", self.lang)
+        )
+        self.note("chat.estimate_ready", verdict=verdict)
 
     def show_fix(self, *, always: bool = False) -> None:
         """Answer first: the fix in focus, provisional while a question can change it.

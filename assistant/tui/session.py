@@ -36,6 +36,52 @@ class DocItem:
         return self.score < WEAK_SCORE
 
 
+@dataclass(frozen=True)
+class EstimateView:
+    """The Estimate tab's content: ``areal-doctor estimate``'s result for the loaded
+    config, or why there is none (``error``, one line)."""
+
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    gpu_from_log: bool = False  # the GPU size is the capacity the log states
+
+
+CAPACITY_METRICS = ("total_capacity_bytes", "snapshot_device_total_bytes")
+
+
+def gpu_capacity(report: LogReport | None) -> int | None:
+    """The GPU's total memory as the log states it: the root cause's figures first, then
+    the other failures' (a truncated ERROR line can lead while the full PyTorch message
+    that gives the capacity is grouped as a second finding)."""
+    if report is None or not report.oom:
+        return None
+    for metrics in (report.metrics, *(finding.metrics for finding in report.findings)):
+        for key in CAPACITY_METRICS:
+            value = metrics.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+                return int(value)
+    return None
+
+
+def estimate_of(config: Any, report: LogReport | None) -> EstimateView | None:
+    """The estimate of ``config`` (None without one); the GPU size is the capacity the
+    log states when a diagnosed log gives it, else the CLI's default (80 GiB, said)."""
+    if config is None:
+        return None
+    from assistant.errors import UserError
+    from assistant.memory.estimate import estimate_config
+
+    gpu = gpu_capacity(report)
+    source = "the log (its OOM message's total capacity)" if gpu else None
+    try:
+        result = estimate_config(config, gpu_bytes=gpu, gpu_source=source)
+    except UserError as exc:
+        return EstimateView(error=str(exc))
+    except Exception as exc:  # noqa: BLE001 - the estimate must not sink a diagnosis
+        return EstimateView(error=f"{exc.__class__.__name__}: {exc}")
+    return EstimateView(result, gpu_from_log=gpu is not None)
+
+
 @dataclass
 class Outcome:
     """What a job produced; parts it did not touch stay ``None``."""
@@ -46,6 +92,7 @@ class Outcome:
     config: Any = None
     docs: list[DocItem] | None = None
     query: str | None = None
+    estimate: EstimateView | None = None  # for the config and log the session will hold
 
 
 @dataclass(frozen=True)
@@ -63,7 +110,13 @@ class DiagnoseText:
         diagnosis = pipeline.diagnose_text(
             self.text, name=self.name, config=self.config, lang=self.lang, use_defaults=False
         )
-        return Outcome("log", diagnosis=diagnosis, answers={}, docs=docs_of(diagnosis))
+        return Outcome(
+            "log",
+            diagnosis=diagnosis,
+            answers={},
+            docs=docs_of(diagnosis),
+            estimate=estimate_of(self.config, diagnosis.report),
+        )
 
 
 @dataclass(frozen=True)
@@ -83,7 +136,12 @@ class DiagnosePath:
             [self.path], config=config, lang=self.lang, use_defaults=False, progress=progress
         )
         return Outcome(
-            "log", diagnosis=diagnosis, answers={}, config=config, docs=docs_of(diagnosis)
+            "log",
+            diagnosis=diagnosis,
+            answers={},
+            config=config,
+            docs=docs_of(diagnosis),
+            estimate=estimate_of(config, diagnosis.report),
         )
 
 
@@ -103,8 +161,11 @@ class Conclude:
         from assistant import pipeline
 
         config = load_config(self.config_path) if self.config_path else self.config
+        estimate = estimate_of(config, self.report) if self.config_path else None
         if self.report is None:
-            return Outcome(self.reason, config=config, answers=dict(self.answers))
+            return Outcome(
+                self.reason, config=config, answers=dict(self.answers), estimate=estimate
+            )
         diagnosis = pipeline.conclude(
             self.report,
             config=config,
@@ -119,6 +180,7 @@ class Conclude:
             answers=dict(self.answers),
             config=config,
             docs=docs_of(diagnosis),
+            estimate=estimate,
         )
 
 
@@ -138,7 +200,13 @@ class Ask:
             self.text, config=self.config, lang=self.lang, use_defaults=False
         )
         if diagnosis.report.input_kind != "description":
-            return Outcome("log", diagnosis=diagnosis, answers={}, docs=docs_of(diagnosis))
+            return Outcome(
+                "log",
+                diagnosis=diagnosis,
+                answers={},
+                docs=docs_of(diagnosis),
+                estimate=estimate_of(self.config, diagnosis.report),
+            )
         hits = search(self.text, lang=detect_lang(self.text), k=SEARCH_RESULTS)
         docs = [
             DocItem(hit.section, hit.score, hit.snippet, hit.lang, tuple(hit.terms)) for hit in hits
@@ -175,6 +243,7 @@ class Session:
     docs: list[DocItem] = field(default_factory=list)
     query: str | None = None
     redact: bool = False  # --redact: what is copied or saved is fit for a public issue
+    estimate: EstimateView | None = None  # the loaded config's memory estimate
 
     @property
     def report(self) -> LogReport | None:
@@ -243,6 +312,8 @@ class Session:
         if outcome.docs is not None:
             self.docs = outcome.docs
             self.query = outcome.query
+        if outcome.estimate is not None:
+            self.estimate = outcome.estimate
         diagnosis = outcome.diagnosis
         if diagnosis is None or (outcome.reason == "ask" and not self.adopts(diagnosis)):
             return False
@@ -262,6 +333,8 @@ class Session:
         self.answers = {}
         self.docs = []
         self.query = None
+        if self.estimate is not None and self.estimate.gpu_from_log:
+            self.estimate = estimate_of(self.config, None)  # no log: the default GPU size
 
     def patch_text(self) -> str | None:
         """What ctrl+s saves: the patched config, or the bare fragment without one."""
