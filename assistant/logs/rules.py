@@ -74,6 +74,7 @@ class Lookalike:
     pressure: str | None = None  # phase this back-pressure notice points to
     notice: str | None = None  # id in the report's `notices` (counted, explained)
     poisons: bool = False  # later CUDA errors in the same process are its consequences
+    informational: bool = False  # a note: never the first error of a run without a failure
 
 
 @dataclass(frozen=True)
@@ -252,6 +253,7 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
                 pressure=entry.get("pressure", str, None, check=_in(PHASES)),
                 poisons=entry.get("poisons", bool, False),
                 notice=entry.get("notice", str, None),
+                informational=entry.get("informational", bool, False),
             )
         )
     consequences = [
