@@ -23,14 +23,14 @@ def holds(condition: Any, lookup: Lookup) -> bool:
     if condition is None:
         return True
     if isinstance(condition, list):
-        return any(holds(item, lookup) for item in condition)
+        return any(holds(item, lookup) for item in answers_last(condition))
     if not isinstance(condition, Mapping):
         raise KnowledgeError(f"tree.yaml: a condition must be a mapping or list: {condition!r}")
-    for path, test in condition.items():
+    for path, test in sorted(condition.items(), key=lambda item: asks({item[0]: item[1]})):
         if path == "all":
-            ok = all(holds(item, lookup) for item in test)
+            ok = all(holds(item, lookup) for item in answers_last(test))
         elif path == "any":
-            ok = any(holds(item, lookup) for item in test)
+            ok = any(holds(item, lookup) for item in answers_last(test))
         elif path == "not":
             ok = not holds(test, lookup)
         else:
@@ -38,6 +38,28 @@ def holds(condition: Any, lookup: Lookup) -> bool:
         if not ok:
             return False
     return True
+
+
+def asks(condition: Any) -> bool:
+    """Whether deciding the condition may need a question's answer (an ``answer.ID`` path)."""
+    if isinstance(condition, list):
+        return any(asks(item) for item in condition)
+    if isinstance(condition, Mapping):
+        return any(
+            asks(test) if path in ("all", "any", "not") else str(path).startswith("answer.")
+            for path, test in condition.items()
+        )
+    return False
+
+
+def answers_last(items: list[Any]) -> list[Any]:
+    """Terms the log and config decide first, those that need an answer after them.
+
+    ``all``/``any`` stop at the first term that settles them, so a question is only
+    consulted (and asked) when what is known does not settle the condition,
+    whatever order the terms are written in.
+    """
+    return sorted(items, key=asks)
 
 
 def same(actual: Any, expected: Any) -> bool:

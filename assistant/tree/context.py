@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from assistant.config.engines import engine_layout
@@ -43,13 +44,26 @@ class Context:
         self.lang = lang
         self.settings = settings
         self._cache: dict[str, Any] = {}
+        # every answer consulted, in order: conditions (answer.ID, given.ID), value
+        # functions and derived values. The engine slices it per lead, plan and fix and
+        # lists the questions from those slices; reading an answer asks nothing.
+        self.reads: list[str] = []
+
+    @contextmanager
+    def peek(self) -> Iterator[None]:
+        """Consult answers without the decision depending on them (no question)."""
+        mark = len(self.reads)
+        try:
+            yield
+        finally:
+            del self.reads[mark:]
 
     def lookup(self, path: str) -> Any:
         head, _, rest = path.partition(".")
         if head in ("phase", "kind", "oom", "stage"):
             return getattr(self.report, head)
         if head == "given":  # an answer the user gave (flag or TUI), not one found or defaulted
-            return self.book.value(rest) if rest in self.book.given else None
+            return self.answer(rest) if rest in self.book.given else None
         if head == "facts":
             return self.report.facts.get(rest)
         if head == "metrics":
@@ -71,6 +85,8 @@ class Context:
         raise KnowledgeError(f"tree.yaml: unknown condition path '{path}'")
 
     def answer(self, qid: str) -> Any:
+        """The answer in force, recorded as one the decision needed."""
+        self.reads.append(qid)
         return self.book.value(qid)
 
     def inference(self, inference_id: str) -> Any:

@@ -9,7 +9,7 @@ constraint of ``knowledge/constraints.yaml`` is refused. Both land in ``skipped`
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
@@ -18,7 +18,7 @@ from assistant.config.loader import ExperimentConfig
 from assistant.errors import KnowledgeError
 from assistant.knowledge import load_yaml
 from assistant.models import ConfigWarning, Decision, LogReport, Recommendation, Skipped
-from assistant.tree.conditions import holds, same
+from assistant.tree.conditions import asks, holds, same
 from assistant.tree.context import Context
 from assistant.tree.questions import QuestionBook
 from assistant.tree.relevance import mark_relevance
@@ -89,23 +89,31 @@ def _decide(
     known = _known_facts(ctx)
     baseline = check_config(config, lang=lang, known=known) if config is not None else []
     decision.warnings = baseline
+    # the answers each step of the walk depended on: the leads and the plan chosen,
+    # then each fix considered (its precondition, guards, value functions, notes)
+    needs: list[list[str]] = []
     if report.oom:
-        candidates = candidate_fixes(ctx, data)
+        candidates, step_needs = _needing(ctx, candidate_fixes, ctx, data)
+        needs.append(step_needs)
         for fix_id in candidates:
-            outcome = _evaluate(ctx, fix_id, data, baseline)
+            outcome, step_needs = _needing(ctx, _evaluate, ctx, fix_id, data, baseline)
+            needs.append(step_needs)
             if isinstance(outcome, Recommendation):
                 decision.recommendations.append(outcome)
             elif isinstance(outcome, Skipped):
                 decision.skipped.append(outcome)
         fallback = data.get("fallback")
         if not decision.recommendations and fallback and fallback not in candidates:
-            outcome = _evaluate(ctx, fallback, data, baseline)
+            outcome, step_needs = _needing(ctx, _evaluate, ctx, fallback, data, baseline)
+            needs.append(step_needs)
             if isinstance(outcome, Recommendation):
                 decision.recommendations.append(outcome)
-        _place_second(decision, second_leads(ctx, data))
+        with ctx.peek():  # the same lead conditions again: nothing new is needed
+            _place_second(decision, second_leads(ctx, data))
         if use_defaults and ctx.has_config:
             _patchable_first(ctx, decision, data)
-    decision.questions = book.questions()
+    # the explicit pass: the questions are those the chosen plan and fixes needed
+    decision.questions = book.questions(qid for step in needs for qid in step)
     chosen = _auto_patch(decision, data)
     if chosen is not None:
         decision.patch = nest(chosen.patch)
@@ -113,6 +121,13 @@ def _decide(
             f"{key}={override_text(value)}" for key, value in chosen.patch.items()
         ]
     return decision
+
+
+def _needing(ctx: Context, step: Callable[..., Any], *args: Any) -> tuple[Any, list[str]]:
+    """Run one step of the walk; also return the answers it consulted, in order."""
+    mark = len(ctx.reads)
+    result = step(*args)
+    return result, ctx.reads[mark:]
 
 
 def candidate_fixes(ctx: Context, data: Mapping[str, Any]) -> list[str]:
@@ -202,9 +217,8 @@ def _known_facts(ctx: Context) -> dict[str, Any]:
     if ctx.has_config:
         from assistant.tree.values import micro_batch_floor_value
 
-        asked = dict(ctx.book.asked)  # peek: the floor must not add questions by itself
-        floor, terms = micro_batch_floor_value(ctx)
-        ctx.book.asked = asked
+        with ctx.peek():  # the floor must not add questions by itself
+            floor, terms = micro_batch_floor_value(ctx)
         if floor is not None:
             known["micro_batch_floor"] = (floor, terms)
     return known
@@ -225,7 +239,9 @@ def _evaluate(
     section = spec["section"]
     if not holds(spec.get("when"), ctx.lookup):
         return None
-    for guard in spec.get("unless") or []:
+    # guards the log and config decide come first: a guard that needs an answer is
+    # only consulted when none of them holds, whatever order tree.yaml lists them in
+    for guard in sorted(spec.get("unless") or [], key=lambda g: asks(g.get("when"))):
         if holds(guard.get("when"), ctx.lookup):
             return Skipped(section, _pick(guard["why"], ctx.lang), fix_id)
     try:
@@ -319,9 +335,10 @@ def _new_violations(
 ) -> list[ConfigWarning]:
     before = {(w.id, w.text) for w in baseline}
     known = _known_facts(ctx)
-    heads = ctx.book.asked.get("attention_heads")
-    if heads is not None and isinstance(heads.answer, int):
-        known["attention_heads"] = heads.answer
+    if "attention_heads" in ctx.reads:  # a fix of this walk needed the head count
+        heads = ctx.book.value("attention_heads")
+        if isinstance(heads, int) and not isinstance(heads, bool):
+            known["attention_heads"] = heads
     after = check_config(ctx.config.with_patch(patch), lang=ctx.lang, known=known)
     before_ids = {w.id for w in baseline}
     return [w for w in after if w.id not in before_ids and (w.id, w.text) not in before]
