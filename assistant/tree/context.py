@@ -89,9 +89,13 @@ class Context:
         self.reads.append(qid)
         return self.book.value(qid)
 
-    def inference(self, inference_id: str) -> Any:
+    def inference(self, name: str) -> Any:
+        """The value of an inference the log reader stated (an id of inferences.yaml)."""
+        from assistant.logs.infer import inference_id
+
+        wanted = inference_id(name)
         for item in self.report.inferences:
-            if item.id == inference_id:
+            if item.id == wanted:
                 return True if item.value is None else item.value
         return None
 
@@ -104,14 +108,8 @@ class Context:
         return round(value / GIB, 2) if isinstance(value, int | float) else None
 
     def text_vars(self) -> dict[str, Any]:
-        """Figures every text may use (absent ones stay absent)."""
-        names = {
-            "tried_gib": "tried_to_allocate_bytes",
-            "total_gib": "total_capacity_bytes",
-            "free_gib": "free_bytes",
-            "reserved_unallocated_gib": "reserved_unallocated_bytes",
-            "other_processes_gib": "other_processes_bytes",
-        }
+        """Figures every text may use (absent ones stay absent); names in TEXT_VARS."""
+        names = GIB_VARS
         found: dict[str, Any] = {key: self.metric_gib(metric) for key, metric in names.items()}
         facts = self.report.facts
         for name in ("running_req", "token_usage", "queue_req"):
@@ -136,6 +134,26 @@ class Context:
         fileroot = self.config.get("cluster.fileroot") if self.has_config else None
         found["fileroot"] = fileroot if isinstance(fileroot, str) else None
         return {k: v for k, v in found.items() if v is not None}
+
+
+GIB_VARS = {
+    "tried_gib": "tried_to_allocate_bytes",
+    "total_gib": "total_capacity_bytes",
+    "free_gib": "free_bytes",
+    "reserved_unallocated_gib": "reserved_unallocated_bytes",
+    "other_processes_gib": "other_processes_bytes",
+}
+# every {placeholder} a why-text or note of tree.yaml may use without a value function
+TEXT_VARS = (
+    *GIB_VARS,
+    "running_req",
+    "token_usage",
+    "queue_req",
+    "queue_text",
+    "pool_text",
+    "others_share",
+    "fileroot",
+)
 
 
 # --- derived values (names used in tree.yaml as derived.NAME) ---------------------------

@@ -22,16 +22,32 @@ from assistant.tree.conditions import asks, holds, same
 from assistant.tree.context import Context
 from assistant.tree.questions import QuestionBook
 from assistant.tree.relevance import mark_relevance
-from assistant.tree.values import VALUE_FUNCTIONS, NotApplicable, StepResult, env_patch
+from assistant.tree.values import (
+    DECLARED,
+    VALUE_FUNCTIONS,
+    NotApplicable,
+    StepResult,
+    env_patch,
+)
 
 CHANGE_LINE = {"en": "Change: {key}: {old} -> {new}", "zh": "修改：{key}：{old} -> {new}"}
 UNSET = {"en": "(not set)", "zh": "（未设置）"}
 ASSUMED = {"en": "{value} (AReaL default, assumed)", "zh": "{value}（AReaL 默认值，假定）"}
+# the reasons the engine itself gives (value functions declare theirs), with their
+# text variables: tree.yaml's validator checks both
+ENGINE_REASONS = {
+    "not-first-no-patch": ("fix", "first"),
+    "check-your-value": ("key", "default", "usual", "lower"),
+    "breaks-constraint": ("warning",),
+}
 GUIDE_NUMBER = re.compile(r"^\s*\d+\.\s*")  # "1. Optimize ..." -> "Optimize ..."
 
 
 @cache
 def tree() -> dict[str, Any]:
+    from assistant.knowledge_schema import ensure_valid
+
+    ensure_valid()  # every knowledge file and reference, once per change of knowledge/
     data = load_yaml("tree.yaml") or {}
     fixes = data.get("fixes") or {}
     for plan in data.get("plans") or []:
@@ -197,7 +213,7 @@ def _patchable_first(ctx: Context, decision: Decision, data: Mapping[str, Any]) 
     if not passed_over:
         return
     for passed in passed_over:
-        template = _pick(data["reasons"]["not-first-no-patch"], ctx.lang)
+        template = reason(data, "not-first-no-patch", ctx.lang)
         text = _format(template, {"fix": passed.section, "first": first.section})
         decision.skipped.append(Skipped(passed.section, text, passed.fix))
     kept = [r for r in recs[:index] if not uncomputed(r)]
@@ -247,7 +263,7 @@ def _evaluate(
     try:
         result = _run_steps(ctx, spec)
     except NotApplicable as exc:
-        text = _pick(data["reasons"][exc.reason], ctx.lang)
+        text = reason(data, exc.reason, ctx.lang)
         return Skipped(section, _format(text, exc.text_vars), fix_id)
     wanted = {ctx.config.write_key(key): value for key, value in result.patch.items()}
     patch = {key: value for key, value in wanted.items() if not same(ctx.config.get(key), value)}
@@ -256,7 +272,7 @@ def _evaluate(
     if patch and ctx.has_config:
         broken = _new_violations(ctx, patch, baseline)
         if broken:
-            text = _pick(data["reasons"]["breaks-constraint"], ctx.lang)
+            text = reason(data, "breaks-constraint", ctx.lang)
             return Skipped(section, _format(text, {"warning": broken[0].text}), fix_id)
     patch, checks = _split_usual(ctx, patch, data)
     why = _why(ctx, spec, result, patch)
@@ -289,7 +305,7 @@ def _split_usual(
     checks: list[str] = []
     for key, value in patch.items():
         if ctx.config.source(key) != "config" and key in usual and same(usual[key], value):
-            text = _pick(data["reasons"]["check-your-value"], ctx.lang)
+            text = reason(data, "check-your-value", ctx.lang)
             checks.append(
                 _format(
                     text,
@@ -317,7 +333,7 @@ def _run_steps(ctx: Context, spec: Mapping[str, Any]) -> StepResult:
     for step in spec.get("patch") or []:
         name = step.get("fn") or step.get("vars")
         if name is not None:
-            part = VALUE_FUNCTIONS[name](ctx, step)
+            part = _call(name, ctx, step)
         elif "env" in step:
             part = StepResult(env={step["env"]: str(step["value"])})
         else:
@@ -328,6 +344,31 @@ def _run_steps(ctx: Context, spec: Mapping[str, Any]) -> StepResult:
     # an environment variable goes where AReaL starts the engine's workers
     total.patch.update(env_patch(ctx, total.env))
     return total
+
+
+def _call(name: str, ctx: Context, step: Mapping[str, Any]) -> StepResult:
+    """A value function, held to what it declared (its text variables and reasons):
+    the tree.yaml validator checks the texts against those declarations."""
+    declared = DECLARED[name]
+    try:
+        part = VALUE_FUNCTIONS[name](ctx, step)
+    except NotApplicable as exc:
+        if exc.reason not in declared.reasons:
+            message = f"value function {name} raised undeclared reason {exc.reason}"
+            raise KnowledgeError(message) from exc
+        raise
+    undeclared = sorted(set(part.vars) - declared.vars)
+    if undeclared:
+        raise KnowledgeError(f"value function {name} gives undeclared text vars {undeclared}")
+    return part
+
+
+def reason(data: Mapping[str, Any], reason_id: str, lang: str) -> str:
+    """The text of a ``reasons`` entry of tree.yaml; a missing one names the file."""
+    texts = data["reasons"].get(reason_id)
+    if texts is None:
+        raise KnowledgeError(f"knowledge/tree.yaml: entry reasons: '{reason_id}' is missing")
+    return _pick(texts, lang)
 
 
 def _new_violations(
