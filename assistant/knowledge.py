@@ -34,15 +34,80 @@ def safe_loader() -> Any:
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+class FrozenDict(dict[Any, Any]):
+    """A mapping of loaded knowledge: reading works as on a dict, changing it raises.
+
+    The loaded files are cached and shared by every caller, so a caller that changed
+    one would change every later decision. ``copy.copy``/``copy.deepcopy`` and
+    ``thaw`` give a plain, changeable copy (tests edit such copies).
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("knowledge loaded from knowledge/ is read-only (copy it to change it)")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (dict(self),))
+
+    def __copy__(self) -> dict[Any, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[Any, Any]:
+        return dict(thaw(self))
+
+
+class FrozenList(list[Any]):
+    """A list of loaded knowledge: read-only like ``FrozenDict``."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("knowledge loaded from knowledge/ is read-only (copy it to change it)")
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenList, (list(self),))
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return list(thaw(self))
+
+
+def freeze(data: Any) -> Any:
+    """Loaded YAML made read-only all the way down (dicts and lists; scalars are immutable)."""
+    if isinstance(data, dict):
+        return FrozenDict({key: freeze(value) for key, value in data.items()})
+    if isinstance(data, list):
+        return FrozenList(freeze(item) for item in data)
+    return data
+
+
+def thaw(data: Any) -> Any:
+    """A plain, changeable deep copy of frozen (or plain) data."""
+    if isinstance(data, dict):
+        return {key: thaw(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [thaw(item) for item in data]
+    return data
+
+
 @cache
 def load_yaml(name: str) -> Any:
-    """Load knowledge/<name> with the safe loader (cached per process)."""
+    """Load knowledge/<name> with the safe loader (cached per process), read-only."""
     import yaml
 
     path = knowledge_path(name)
     try:
         with path.open(encoding="utf-8") as handle:
-            return yaml.load(handle, Loader=safe_loader())  # noqa: S506 - a safe loader
+            return freeze(yaml.load(handle, Loader=safe_loader()))  # noqa: S506 - a safe loader
     except FileNotFoundError as exc:
         raise KnowledgeError(f"knowledge file missing: {name}") from exc
     except yaml.YAMLError as exc:

@@ -24,6 +24,15 @@ def rules() -> dict[str, Any]:
     return load_yaml("inferences.yaml") or {}
 
 
+def inference_id(name: str) -> str:
+    """An inference id of knowledge/inferences.yaml's ``ids``; KnowledgeError if not listed."""
+    if name not in rules().get("ids", ()):
+        from assistant.errors import KnowledgeError
+
+        raise KnowledgeError(f"knowledge/inferences.yaml: entry ids: '{name}' is not listed")
+    return name
+
+
 _PARAMS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([BbMm])(?![a-zA-Z])")
 
 
@@ -75,7 +84,7 @@ def inferences(metrics: dict[str, int | float]) -> list[Inference]:
         share = unallocated / (allocated + unallocated)
         found.append(
             Inference(
-                "reserved-unallocated-share",
+                inference_id("reserved-unallocated-share"),
                 round(share, 3),
                 {
                     "en": f"{share:.0%} of the memory PyTorch holds ({format_bytes(unallocated)}) "
@@ -89,7 +98,7 @@ def inferences(metrics: dict[str, int | float]) -> list[Inference]:
     if times is not None and tried is not None and unallocated is not None:
         found.append(
             Inference(
-                "fragmentation",
+                inference_id("fragmentation"),
                 round(times, 1),
                 {
                     "en": f"the {format_bytes(unallocated)} PyTorch had cached but not handed out "
@@ -108,11 +117,11 @@ def inferences(metrics: dict[str, int | float]) -> list[Inference]:
             "zh": f"在该进程最近一次显存快照时，GPU 上有 {format_bytes(held)} 不在其分配器中"
             "（被其他进程占用，例如同卡的推理服务）",
         }
-        found.append(Inference("held-by-other-processes", held, texts))
+        found.append(Inference(inference_id("held-by-other-processes"), held, texts))
     elif held is not None:
         found.append(
             Inference(
-                "held-by-other-processes",
+                inference_id("held-by-other-processes"),
                 held,
                 {
                     "en": f"{format_bytes(held)} of the GPU is held by other processes "
@@ -125,7 +134,7 @@ def inferences(metrics: dict[str, int | float]) -> list[Inference]:
     if tried is not None and total is not None and tried > total:
         found.append(
             Inference(
-                "request-exceeds-gpu",
+                inference_id("request-exceeds-gpu"),
                 tried,
                 {
                     "en": f"the request ({format_bytes(tried)}) is larger than the whole GPU "
@@ -138,7 +147,7 @@ def inferences(metrics: dict[str, int | float]) -> list[Inference]:
     elif tried is not None and free is not None and tried > free:
         found.append(
             Inference(
-                "request-exceeds-free",
+                inference_id("request-exceeds-free"),
                 tried - free,
                 {
                     "en": f"the request ({format_bytes(tried)}) exceeded the free memory "
@@ -151,7 +160,7 @@ def inferences(metrics: dict[str, int | float]) -> list[Inference]:
     elif tried is not None and free is not None:
         found.append(
             Inference(
-                "request-below-free",
+                inference_id("request-below-free"),
                 free - tried,
                 {
                     "en": f"the request ({format_bytes(tried)}) was smaller than the free memory "

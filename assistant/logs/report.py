@@ -20,7 +20,6 @@ MATCH_LEAD = 80  # characters kept before the match when a long line is cut
 CONTEXT_LINES = 3
 MAX_PHASE_EVIDENCE = 4
 EXPLAIN_LINES = 12
-INFO_LOOKALIKES = ("vllm-cuda-graph-note", "slurm-hit-memory-limit")
 
 TsOf = Callable[[Hit], "tuple[float, ...] | None"]
 
@@ -246,7 +245,7 @@ def no_oom_report(
     collected: Collected, demoted: Sequence[Hit], rules: Rules, names: Sequence[str], ts_of: TsOf
 ) -> LogReport:
     """No memory failure: say what the first real error was instead."""
-    info = set(INFO_LOOKALIKES) | {x.id for x in rules.lookalikes if x.pressure}
+    info = {x.id for x in rules.lookalikes if x.informational or x.pressure}
     errors = [
         h
         for h in collected.hits

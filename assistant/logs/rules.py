@@ -25,6 +25,11 @@ from assistant.logs.units import UNITS
 from assistant.models import KINDS, PHASES, Kind, Phase
 
 SCOPES = ("line", "traceback", "before", "after")
+SIGNATURE_KEYS = (
+    "id", "kind", "priority", "confidence", "patterns", "triggers", "unless", "figures", "tags",
+    "phase_hints", "facts", "lines", "weak", "corroborate", "yields_to", "unproven_confidence",
+    "learned_from", "unless_traceback",
+)  # fmt: skip
 AGGREGATES = ("first", "sum", "max", "count", "list")
 
 
@@ -75,6 +80,7 @@ class Lookalike:
     notice: str | None = None  # id in the report's `notices` (counted, explained)
     poisons: bool = False  # later CUDA errors in the same process are its consequences
     recovers: bool = False  # the memory failure just around it was caught and retried
+    informational: bool = False  # a note: never the first error of a run without a failure
 
 
 @dataclass(frozen=True)
@@ -168,7 +174,9 @@ def _load_figures(data: Any) -> dict[str, Figure]:
         raise KnowledgeError(f"knowledge/{file}: top-level 'figures' mapping is missing")
     figures: dict[str, Figure] = {}
     for ident, spec in raw.items():
-        entry = Entry(file, spec, f"figure '{ident}'")
+        entry = Entry(file, spec, f"figure '{ident}'").only(
+            "metric", "unit", "aggregate", "patterns"
+        )
         patterns = entry.regexes("patterns", expand=True)
         for pattern in patterns:
             if VALIDATION.patterns and pattern.groups != 1:
@@ -190,9 +198,11 @@ def _in(choices: tuple[str, ...]) -> Callable[[Any], bool]:
 def _load_signatures() -> tuple[Signature, ...]:
     file = "signatures.yaml"
     data = load_yaml(file)
+    Entry(file, data, "(top level)").only("figures", "context_figures", "signatures", "computed")
     figures = _load_figures(data)
     signatures: list[Signature] = []
     for entry in entries(file, data, "signatures"):
+        entry.only(*SIGNATURE_KEYS)
         figure_ids = entry.strings("figures")
         for fid in figure_ids:
             if fid not in figures:
@@ -241,6 +251,17 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
     data = load_yaml(file)
     lookalikes = []
     for entry in entries(file, data, "lookalikes"):
+        entry.only(
+            "id",
+            "patterns",
+            "triggers",
+            "what",
+            "pressure",
+            "poisons",
+            "notice",
+            "informational",
+            "recovers",
+        )
         what = entry.get("what", dict)
         if not {"en", "zh"} <= set(what):
             entry.fail("'what' needs 'en' and 'zh'")
@@ -254,6 +275,7 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
                 poisons=entry.get("poisons", bool, False),
                 recovers=entry.get("recovers", bool, False),
                 notice=entry.get("notice", str, None),
+                informational=entry.get("informational", bool, False),
             )
         )
     consequences = [
@@ -264,8 +286,12 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
             triggers=entry.triggers(),
         )
         for entry in entries(file, data, "consequences")
+        if entry.only("id", "what", "patterns", "triggers")
     ]
-    err = Entry(file, data.get("error_lines"), "'error_lines'")
+    Entry(file, data, "(top level)").only("lookalikes", "consequences", "error_lines")
+    err = Entry(file, data.get("error_lines"), "'error_lines'").only(
+        "patterns", "ignore", "triggers"
+    )
     errors = ErrorRules(err.regexes("patterns"), err.regexes("ignore", False), err.triggers())
     return tuple(lookalikes), tuple(consequences), errors
 
@@ -274,11 +300,13 @@ def _load_phases() -> PhaseConfig:
     file = "phases.yaml"
     data = load_yaml(file)
     top = Entry(file, data, "(top level)")
+    top.only("min_score", "before_lines", "after_lines", "scope_factor", "patterns")
     factors = top.get("scope_factor", dict)
     if set(factors) != set(SCOPES) or not all(isinstance(v, int | float) for v in factors.values()):
         top.fail(f"'scope_factor' needs numbers for exactly {', '.join(SCOPES)}")
     patterns = []
     for entry in entries(file, data, "patterns"):
+        entry.only("id", "phase", "weight", "match", "where", "tags", "facts", "learned_from")
         where = entry.strings("where") or SCOPES
         if not set(where) <= set(SCOPES):
             entry.fail(f"'where' must name scopes among {SCOPES}")
@@ -306,7 +334,10 @@ def _load_phases() -> PhaseConfig:
 def _load_facts() -> tuple[FactRule, ...]:
     file = "facts.yaml"
     rules = []
-    for entry in entries(file, load_yaml(file), "facts"):
+    data = load_yaml(file)
+    Entry(file, data, "(top level)").only("facts", "computed")
+    for entry in entries(file, data, "facts"):
+        entry.only("id", "fact", "patterns", "triggers", "value", "unless")
         patterns = entry.regexes("patterns")
         value = entry.get("value", (bool, str, int, float), None)
         if value is None and any(p.groups < 1 for p in patterns):
@@ -328,6 +359,7 @@ def _load_describe() -> Mapping[str, Any]:
     file = "describe.yaml"
     data: Mapping[str, Any] = load_yaml(file)
     top = Entry(file, data, "(top level)")
+    top.only("max_chars", "oom_words", "not_oom_words", "phases", "kinds")
     top.get("max_chars", int)
     for key in ("oom_words", "not_oom_words"):
         top.strings(key, required=key == "oom_words")

@@ -33,6 +33,13 @@ class Entry:
     def fail(self, why: str) -> None:
         raise KnowledgeError(f"knowledge/{self.file}: entry {self.label}: {why}")
 
+    def only(self, *allowed: str) -> Entry:
+        """Refuse keys the loader does not read: a misspelt key would be silently ignored."""
+        unknown = [key for key in self.data if key not in allowed]
+        if unknown:
+            self.fail(f"unknown key '{unknown[0]}' (allowed: {', '.join(allowed)})")
+        return self
+
     def get(
         self,
         key: str,

@@ -19,6 +19,7 @@ from assistant.knowledge import knowledge_path, safe_loader
 LANGS = ("zh", "en")
 PHASES = ("generation", "training", "weight_update", "model_loading", "host_memory", "any")
 EXTRA_PREFIX = "x-"
+FRONT_MATTER_KEYS = ("id", "lang", "title", "heading_path", "keys", "phase")
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n(.*)\Z", re.S)
 
 
@@ -85,6 +86,12 @@ def parse_section_file(path: Path, lang: str) -> Section:
     if match is None:
         raise KnowledgeError(f"{path.name}: missing YAML front matter")
     meta = _load_front_matter(match.group(1), path)
+    unknown = sorted(set(meta) - set(FRONT_MATTER_KEYS))
+    if unknown:
+        raise KnowledgeError(
+            f"{path}: unknown front matter key '{unknown[0]}' "
+            f"(allowed: {', '.join(FRONT_MATTER_KEYS)})"
+        )
     section = Section(
         id=str(meta.get("id", "")),
         lang=str(meta.get("lang", "")),

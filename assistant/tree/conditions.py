@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from assistant.errors import KnowledgeError
+from assistant.knowledge import FrozenDict, FrozenList
 
 Lookup = Callable[[str], Any]
 
@@ -23,14 +24,17 @@ def holds(condition: Any, lookup: Lookup) -> bool:
     if condition is None:
         return True
     if isinstance(condition, list):
-        return any(holds(item, lookup) for item in condition)
+        return any(holds(item, lookup) for item in answers_last(condition))
     if not isinstance(condition, Mapping):
         raise KnowledgeError(f"tree.yaml: a condition must be a mapping or list: {condition!r}")
-    for path, test in condition.items():
+    terms = list(condition.items())
+    if asks(condition):
+        terms.sort(key=lambda term: _term_asks(*term))
+    for path, test in terms:
         if path == "all":
-            ok = all(holds(item, lookup) for item in test)
+            ok = all(holds(item, lookup) for item in answers_last(test))
         elif path == "any":
-            ok = any(holds(item, lookup) for item in test)
+            ok = any(holds(item, lookup) for item in answers_last(test))
         elif path == "not":
             ok = not holds(test, lookup)
         else:
@@ -38,6 +42,46 @@ def holds(condition: Any, lookup: Lookup) -> bool:
         if not ok:
             return False
     return True
+
+
+_ASKS: dict[int, tuple[Any, bool]] = {}
+
+
+def asks(condition: Any) -> bool:
+    """Whether deciding the condition may need a question's answer (an ``answer.ID`` path).
+
+    Remembered per condition object (loaded knowledge is read-only; the object is kept
+    with its verdict, so its id cannot be reused by another one).
+    """
+    known = _ASKS.get(id(condition))
+    if known is not None and known[0] is condition:
+        return known[1]
+    verdict = _asks(condition)
+    if isinstance(condition, FrozenDict | FrozenList):  # a plain one may still change
+        _ASKS[id(condition)] = (condition, verdict)
+    return verdict
+
+
+def _asks(condition: Any) -> bool:
+    if isinstance(condition, list):
+        return any(asks(item) for item in condition)
+    if isinstance(condition, Mapping):
+        return any(_term_asks(path, test) for path, test in condition.items())
+    return False
+
+
+def _term_asks(path: str, test: Any) -> bool:
+    return asks(test) if path in ("all", "any", "not") else str(path).startswith("answer.")
+
+
+def answers_last(items: list[Any]) -> list[Any]:
+    """Terms the log and config decide first, those that need an answer after them.
+
+    ``all``/``any`` stop at the first term that settles them, so a question is only
+    consulted (and asked) when what is known does not settle the condition,
+    whatever order the terms are written in.
+    """
+    return sorted(items, key=asks) if any(asks(item) for item in items) else items
 
 
 def same(actual: Any, expected: Any) -> bool:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from assistant.config.engines import engine_layout
@@ -43,13 +44,26 @@ class Context:
         self.lang = lang
         self.settings = settings
         self._cache: dict[str, Any] = {}
+        # every answer consulted, in order: conditions (answer.ID, given.ID), value
+        # functions and derived values. The engine slices it per lead, plan and fix and
+        # lists the questions from those slices; reading an answer asks nothing.
+        self.reads: list[str] = []
+
+    @contextmanager
+    def peek(self) -> Iterator[None]:
+        """Consult answers without the decision depending on them (no question)."""
+        mark = len(self.reads)
+        try:
+            yield
+        finally:
+            del self.reads[mark:]
 
     def lookup(self, path: str) -> Any:
         head, _, rest = path.partition(".")
         if head in ("phase", "kind", "oom", "stage"):
             return getattr(self.report, head)
         if head == "given":  # an answer the user gave (flag or TUI), not one found or defaulted
-            return self.book.value(rest) if rest in self.book.given else None
+            return self.answer(rest) if rest in self.book.given else None
         if head == "facts":
             return self.report.facts.get(rest)
         if head == "metrics":
@@ -71,11 +85,17 @@ class Context:
         raise KnowledgeError(f"tree.yaml: unknown condition path '{path}'")
 
     def answer(self, qid: str) -> Any:
+        """The answer in force, recorded as one the decision needed."""
+        self.reads.append(qid)
         return self.book.value(qid)
 
-    def inference(self, inference_id: str) -> Any:
+    def inference(self, name: str) -> Any:
+        """The value of an inference the log reader stated (an id of inferences.yaml)."""
+        from assistant.logs.infer import inference_id
+
+        wanted = inference_id(name)
         for item in self.report.inferences:
-            if item.id == inference_id:
+            if item.id == wanted:
                 return True if item.value is None else item.value
         return None
 
@@ -88,14 +108,8 @@ class Context:
         return round(value / GIB, 2) if isinstance(value, int | float) else None
 
     def text_vars(self) -> dict[str, Any]:
-        """Figures every text may use (absent ones stay absent)."""
-        names = {
-            "tried_gib": "tried_to_allocate_bytes",
-            "total_gib": "total_capacity_bytes",
-            "free_gib": "free_bytes",
-            "reserved_unallocated_gib": "reserved_unallocated_bytes",
-            "other_processes_gib": "other_processes_bytes",
-        }
+        """Figures every text may use (absent ones stay absent); names in TEXT_VARS."""
+        names = GIB_VARS
         found: dict[str, Any] = {key: self.metric_gib(metric) for key, metric in names.items()}
         facts = self.report.facts
         for name in ("running_req", "token_usage", "queue_req"):
@@ -120,6 +134,26 @@ class Context:
         fileroot = self.config.get("cluster.fileroot") if self.has_config else None
         found["fileroot"] = fileroot if isinstance(fileroot, str) else None
         return {k: v for k, v in found.items() if v is not None}
+
+
+GIB_VARS = {
+    "tried_gib": "tried_to_allocate_bytes",
+    "total_gib": "total_capacity_bytes",
+    "free_gib": "free_bytes",
+    "reserved_unallocated_gib": "reserved_unallocated_bytes",
+    "other_processes_gib": "other_processes_bytes",
+}
+# every {placeholder} a why-text or note of tree.yaml may use without a value function
+TEXT_VARS = (
+    *GIB_VARS,
+    "running_req",
+    "token_usage",
+    "queue_req",
+    "queue_text",
+    "pool_text",
+    "others_share",
+    "fileroot",
+)
 
 
 # --- derived values (names used in tree.yaml as derived.NAME) ---------------------------

@@ -9,29 +9,45 @@ constraint of ``knowledge/constraints.yaml`` is refused. Both land in ``skipped`
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
 from assistant.config import check_config
 from assistant.config.loader import ExperimentConfig
 from assistant.errors import KnowledgeError
-from assistant.knowledge import load_yaml
+from assistant.knowledge import load_yaml as load_yaml  # re-exported: tests swap it here
 from assistant.models import Answers, ConfigWarning, Decision, LogReport, Recommendation, Skipped
-from assistant.tree.conditions import holds, same
+from assistant.tree.conditions import asks, holds, same
 from assistant.tree.context import Context
 from assistant.tree.questions import QuestionBook
 from assistant.tree.relevance import mark_relevance
-from assistant.tree.values import VALUE_FUNCTIONS, NotApplicable, StepResult, env_patch
+from assistant.tree.values import (
+    DECLARED,
+    VALUE_FUNCTIONS,
+    NotApplicable,
+    StepResult,
+    env_patch,
+)
 
 CHANGE_LINE = {"en": "Change: {key}: {old} -> {new}", "zh": "修改：{key}：{old} -> {new}"}
 UNSET = {"en": "(not set)", "zh": "（未设置）"}
 ASSUMED = {"en": "{value} (AReaL default, assumed)", "zh": "{value}（AReaL 默认值，假定）"}
+# the reasons the engine itself gives (value functions declare theirs), with their
+# text variables: tree.yaml's validator checks both
+ENGINE_REASONS = {
+    "not-first-no-patch": ("fix", "first"),
+    "check-your-value": ("key", "default", "usual", "lower"),
+    "breaks-constraint": ("warning",),
+}
 GUIDE_NUMBER = re.compile(r"^\s*\d+\.\s*")  # "1. Optimize ..." -> "Optimize ..."
 
 
 @cache
 def tree() -> dict[str, Any]:
+    from assistant.knowledge_schema import ensure_valid
+
+    ensure_valid()  # every knowledge file and reference, once per change of knowledge/
     data = load_yaml("tree.yaml") or {}
     fixes = data.get("fixes") or {}
     for plan in data.get("plans") or []:
@@ -89,23 +105,31 @@ def _decide(
     known = _known_facts(ctx)
     baseline = check_config(config, lang=lang, known=known) if config is not None else []
     decision.warnings = baseline
+    # the answers each step of the walk depended on: the leads and the plan chosen,
+    # then each fix considered (its precondition, guards, value functions, notes)
+    needs: list[list[str]] = []
     if report.oom:
-        candidates = candidate_fixes(ctx, data)
+        candidates, step_needs = _needing(ctx, candidate_fixes, ctx, data)
+        needs.append(step_needs)
         for fix_id in candidates:
-            outcome = _evaluate(ctx, fix_id, data, baseline)
+            outcome, step_needs = _needing(ctx, _evaluate, ctx, fix_id, data, baseline)
+            needs.append(step_needs)
             if isinstance(outcome, Recommendation):
                 decision.recommendations.append(outcome)
             elif isinstance(outcome, Skipped):
                 decision.skipped.append(outcome)
         fallback = data.get("fallback")
         if not decision.recommendations and fallback and fallback not in candidates:
-            outcome = _evaluate(ctx, fallback, data, baseline)
+            outcome, step_needs = _needing(ctx, _evaluate, ctx, fallback, data, baseline)
+            needs.append(step_needs)
             if isinstance(outcome, Recommendation):
                 decision.recommendations.append(outcome)
-        _place_second(decision, second_leads(ctx, data))
+        with ctx.peek():  # the same lead conditions again: nothing new is needed
+            _place_second(decision, second_leads(ctx, data))
         if use_defaults and ctx.has_config:
             _patchable_first(ctx, decision, data)
-    decision.questions = book.questions()
+    # the explicit pass: the questions are those the chosen plan and fixes needed
+    decision.questions = book.questions(qid for step in needs for qid in step)
     chosen = _auto_patch(decision, data)
     if chosen is not None:
         decision.flat_patch = dict(chosen.patch)
@@ -113,6 +137,13 @@ def _decide(
             f"{key}={override_text(value)}" for key, value in chosen.patch.items()
         ]
     return decision
+
+
+def _needing(ctx: Context, step: Callable[..., Any], *args: Any) -> tuple[Any, list[str]]:
+    """Run one step of the walk; also return the answers it consulted, in order."""
+    mark = len(ctx.reads)
+    result = step(*args)
+    return result, ctx.reads[mark:]
 
 
 def candidate_fixes(ctx: Context, data: Mapping[str, Any]) -> list[str]:
@@ -182,7 +213,7 @@ def _patchable_first(ctx: Context, decision: Decision, data: Mapping[str, Any]) 
     if not passed_over:
         return
     for passed in passed_over:
-        template = _pick(data["reasons"]["not-first-no-patch"], ctx.lang)
+        template = reason(data, "not-first-no-patch", ctx.lang)
         text = _format(template, {"fix": passed.section, "first": first.section})
         decision.skipped.append(Skipped(passed.section, text, passed.fix))
     kept = [r for r in recs[:index] if not uncomputed(r)]
@@ -202,9 +233,8 @@ def _known_facts(ctx: Context) -> dict[str, Any]:
     if ctx.has_config:
         from assistant.tree.values import micro_batch_floor_value
 
-        asked = dict(ctx.book.asked)  # peek: the floor must not add questions by itself
-        floor, terms = micro_batch_floor_value(ctx)
-        ctx.book.asked = asked
+        with ctx.peek():  # the floor must not add questions by itself
+            floor, terms = micro_batch_floor_value(ctx)
         if floor is not None:
             known["micro_batch_floor"] = (floor, terms)
     return known
@@ -225,13 +255,15 @@ def _evaluate(
     section = spec["section"]
     if not holds(spec.get("when"), ctx.lookup):
         return None
-    for guard in spec.get("unless") or []:
+    # guards the log and config decide come first: a guard that needs an answer is
+    # only consulted when none of them holds, whatever order tree.yaml lists them in
+    for guard in sorted(spec.get("unless") or [], key=lambda g: asks(g.get("when"))):
         if holds(guard.get("when"), ctx.lookup):
             return Skipped(section, _pick(guard["why"], ctx.lang), fix_id)
     try:
         result = _run_steps(ctx, spec)
     except NotApplicable as exc:
-        text = _pick(data["reasons"][exc.reason], ctx.lang)
+        text = reason(data, exc.reason, ctx.lang)
         return Skipped(section, _format(text, exc.text_vars), fix_id)
     wanted = {ctx.config.write_key(key): value for key, value in result.patch.items()}
     patch = {key: value for key, value in wanted.items() if not same(ctx.config.get(key), value)}
@@ -240,7 +272,7 @@ def _evaluate(
     if patch and ctx.has_config:
         broken = _new_violations(ctx, patch, baseline)
         if broken:
-            text = _pick(data["reasons"]["breaks-constraint"], ctx.lang)
+            text = reason(data, "breaks-constraint", ctx.lang)
             return Skipped(section, _format(text, {"warning": broken[0].text}), fix_id)
     patch, checks = _split_usual(ctx, patch, data)
     why = _why(ctx, spec, result, patch)
@@ -273,7 +305,7 @@ def _split_usual(
     checks: list[str] = []
     for key, value in patch.items():
         if ctx.config.source(key) != "config" and key in usual and same(usual[key], value):
-            text = _pick(data["reasons"]["check-your-value"], ctx.lang)
+            text = reason(data, "check-your-value", ctx.lang)
             checks.append(
                 _format(
                     text,
@@ -301,7 +333,7 @@ def _run_steps(ctx: Context, spec: Mapping[str, Any]) -> StepResult:
     for step in spec.get("patch") or []:
         name = step.get("fn") or step.get("vars")
         if name is not None:
-            part = VALUE_FUNCTIONS[name](ctx, step)
+            part = _call(name, ctx, step)
         elif "env" in step:
             part = StepResult(env={step["env"]: str(step["value"])})
         else:
@@ -314,14 +346,40 @@ def _run_steps(ctx: Context, spec: Mapping[str, Any]) -> StepResult:
     return total
 
 
+def _call(name: str, ctx: Context, step: Mapping[str, Any]) -> StepResult:
+    """A value function, held to what it declared (its text variables and reasons):
+    the tree.yaml validator checks the texts against those declarations."""
+    declared = DECLARED[name]
+    try:
+        part = VALUE_FUNCTIONS[name](ctx, step)
+    except NotApplicable as exc:
+        if exc.reason not in declared.reasons:
+            message = f"value function {name} raised undeclared reason {exc.reason}"
+            raise KnowledgeError(message) from exc
+        raise
+    undeclared = sorted(set(part.vars) - declared.vars)
+    if undeclared:
+        raise KnowledgeError(f"value function {name} gives undeclared text vars {undeclared}")
+    return part
+
+
+def reason(data: Mapping[str, Any], reason_id: str, lang: str) -> str:
+    """The text of a ``reasons`` entry of tree.yaml; a missing one names the file."""
+    texts = data["reasons"].get(reason_id)
+    if texts is None:
+        raise KnowledgeError(f"knowledge/tree.yaml: entry reasons: '{reason_id}' is missing")
+    return _pick(texts, lang)
+
+
 def _new_violations(
     ctx: Context, patch: Mapping[str, Any], baseline: list[ConfigWarning]
 ) -> list[ConfigWarning]:
     before = {(w.id, w.text) for w in baseline}
     known = _known_facts(ctx)
-    heads = ctx.book.asked.get("attention_heads")
-    if heads is not None and isinstance(heads.answer, int):
-        known["attention_heads"] = heads.answer
+    if "attention_heads" in ctx.reads:  # a fix of this walk needed the head count
+        heads = ctx.book.value("attention_heads")
+        if isinstance(heads, int) and not isinstance(heads, bool):
+            known["attention_heads"] = heads
     after = check_config(ctx.config.with_patch(patch), lang=ctx.lang, known=known)
     before_ids = {w.id for w in baseline}
     return [w for w in after if w.id not in before_ids and (w.id, w.text) not in before]

@@ -31,7 +31,23 @@ def _gpu_bytes(ctx: Context) -> int:
     return int(settings()["gpu_memory_gib"] * (1 << 30))
 
 
-@value_fn("memory_micro_batch")
+@value_fn(
+    "memory_micro_batch",
+    vars=(
+        "mb_tokens",
+        "logits_now_gib",
+        "mb_floor",
+        "logits_floor_gib",
+        "usable_gib",
+        "fixed_gib",
+        "per_token_mib",
+        "fit_tokens",
+        "floor_does_not_fit",
+        "floor_needs_gib",
+        "floor_blocked",
+        "fit_ok",
+    ),
+)
 def memory_micro_batch(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     model = _model(ctx)
     if model is None or not ctx.has_config:
@@ -47,7 +63,7 @@ def memory_micro_batch(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     return StepResult(vars=found)
 
 
-@value_fn("memory_rollout_tp")
+@value_fn("memory_rollout_tp", vars=("tp_needed", "weights_per_gpu_gib", "share_gib"))
 def memory_rollout_tp(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     model = _model(ctx)
     if model is None or not ctx.has_config:
@@ -57,7 +73,10 @@ def memory_rollout_tp(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     return StepResult(vars=rollout_tp_needed(ctx.config, model, _gpu_bytes(ctx)))
 
 
-@value_fn("memory_kv_concurrency")
+@value_fn(
+    "memory_kv_concurrency",
+    vars=("kv_tokens_est", "kv_sequences", "sequence_tokens", "concurrency_fits"),
+)
 def memory_kv_concurrency(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     model = _model(ctx)
     if model is None or not ctx.has_config:

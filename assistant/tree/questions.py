@@ -1,12 +1,13 @@
 """Follow-up questions: parse ``--answer`` values, find answers in log and config.
 
-A ``QuestionBook`` is created per ``decide`` call. The tree asks it for an answer
-only while considering a fix that needs one, so only needed questions show up.
+A ``QuestionBook`` is created per ``decide`` call. Looking up an answer has no
+side effect: the engine lists the questions afterwards, in an explicit pass over
+what the walk needed (``QuestionBook.questions``), so only needed questions show up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
@@ -132,19 +133,28 @@ class QuestionBook:
             qid: (_typed_default(qid), src) if src == "default" else (parse_answer(qid, raw), src)
             for qid, (raw, src) in answers.items()
         }
-        self.asked: dict[str, Question] = {}
+        self._resolved: dict[str, Question] = {}
+
+    def question(self, qid: str) -> Question:
+        """The question with its answer and where the answer came from (resolved once)."""
+        if qid not in self._resolved:
+            self._resolved[qid] = self._resolve(qid)
+        return self._resolved[qid]
 
     def value(self, qid: str) -> Any:
-        """The answer in force (provisionally the default while a question is open)."""
-        if qid not in self.asked:
-            self.asked[qid] = self._resolve(qid)
-        question = self.asked[qid]
+        """The answer in force (provisionally the default while a question is open).
+
+        Reading an answer registers nothing: which questions the output lists is
+        decided by the caller (``questions``).
+        """
+        question = self.question(qid)
         if question.source is None:
             return _typed_default(qid)
         return parse_answer(qid, question.answer) if question.answer is not None else None
 
-    def questions(self) -> list[Question]:
-        return list(self.asked.values())
+    def questions(self, needed: Iterable[str]) -> list[Question]:
+        """The questions whose answers the decision needed, once each, in that order."""
+        return [self.question(qid) for qid in dict.fromkeys(needed)]
 
     def _resolve(self, qid: str) -> Question:
         spec = question_specs()[qid]

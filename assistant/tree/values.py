@@ -37,9 +37,24 @@ ValueFn = Callable[[Context, Mapping[str, Any]], StepResult]
 VALUE_FUNCTIONS: dict[str, ValueFn] = {}
 
 
-def value_fn(name: str) -> Callable[[ValueFn], ValueFn]:
+@dataclass(frozen=True)
+class Declared:
+    """What a value function may give the texts: its variables and the ``reasons``
+    ids of tree.yaml it may raise (checked against tree.yaml when it is validated)."""
+
+    vars: frozenset[str]
+    reasons: frozenset[str]
+
+
+DECLARED: dict[str, Declared] = {}
+
+
+def value_fn(
+    name: str, vars: tuple[str, ...] = (), reasons: tuple[str, ...] = ()
+) -> Callable[[ValueFn], ValueFn]:
     def register(func: ValueFn) -> ValueFn:
         VALUE_FUNCTIONS[name] = func
+        DECLARED[name] = Declared(frozenset(vars), frozenset(reasons))
         return func
 
     return register
@@ -110,7 +125,11 @@ def micro_batch_floor_value(ctx: Context) -> tuple[int | None, str]:
     return int(single), single_text
 
 
-@value_fn("micro_batch_floor")
+@value_fn(
+    "micro_batch_floor",
+    vars=("floor", "floor_terms", "current"),
+    reasons=("mb-at-floor", "mb-below-floor"),
+)
 def micro_batch_floor(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     key = step["key"]
     floor, terms = micro_batch_floor_value(ctx)
@@ -129,7 +148,7 @@ def micro_batch_floor(ctx: Context, step: Mapping[str, Any]) -> StepResult:
 # --- concurrency and memory fractions ---------------------------------------------------
 
 
-@value_fn("cut_quarter")
+@value_fn("cut_quarter", vars=("key", "current", "new"), reasons=("concurrency-at-minimum",))
 def cut_quarter(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     key = step["key"]
     current = _written_number(ctx, key)
@@ -145,7 +164,7 @@ def _fraction(ctx: Context, key: str) -> float | None:
     return usable_number(ctx.config.get(key))  # AReaL's default counts: the user runs with it
 
 
-@value_fn("fraction_lower")
+@value_fn("fraction_lower", vars=("key", "current", "new"), reasons=("fraction-at-floor",))
 def fraction_lower(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     key = step["key"]
     current = _fraction(ctx, key)
@@ -159,7 +178,7 @@ def fraction_lower(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     return StepResult({key: new}, vars={"key": key, "current": current, "new": new})
 
 
-@value_fn("fraction_raise")
+@value_fn("fraction_raise", vars=("key", "current", "new"), reasons=("fraction-at-ceiling",))
 def fraction_raise(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     key = step["key"]
     current = _fraction(ctx, key)
@@ -172,7 +191,11 @@ def fraction_raise(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     return StepResult({key: new}, vars={"key": key, "current": current, "new": new})
 
 
-@value_fn("context_that_fits")
+@value_fn(
+    "context_that_fits",
+    vars=("kv_tokens", "max_seq_len", "new", "floor"),
+    reasons=("context-below-floor",),
+)
 def context_that_fits(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     key = step["key"]
     kv_tokens = usable_number(ctx.report.metrics.get("kv_cache_tokens"))
@@ -208,7 +231,9 @@ def _grow(ctx: Context, engine: str, backend: Backend, dim: str, factor: int) ->
     return rewrite_backend(ctx.config, engine, new)
 
 
-@value_fn("rollout_more_tensor_parallel")
+@value_fn(
+    "rollout_more_tensor_parallel", vars=("engine", "backend", "new"), reasons=("single-replica",)
+)
 def rollout_more_tensor_parallel(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     layout = engine_layout(ctx.config, "rollout") if ctx.has_config else None
     if layout is None:
@@ -224,7 +249,11 @@ def rollout_more_tensor_parallel(ctx: Context, step: Mapping[str, Any]) -> StepR
     return StepResult(patch, vars=text_vars | {"new": next(iter(patch.values()))})
 
 
-@value_fn("actor_more_parallel")
+@value_fn(
+    "actor_more_parallel",
+    vars=("engine", "backend", "gpus", "new", "heads"),
+    reasons=("hybrid-layout", "single-replica", "heads-unknown", "cp-not-dividing"),
+)
 def actor_more_parallel(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     layout = engine_layout(ctx.config, "actor") if ctx.has_config else None
     if layout is None:
@@ -304,7 +333,10 @@ def env_patch(ctx: Context, env: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-@value_fn("optimizer_memory")
+@value_fn(
+    "optimizer_memory",
+    vars=("params_b", "adam_gb", "bf16_gb", "train_gpus", "adam_per_gpu_gb", "bf16_per_gpu_gb"),
+)
 def optimizer_memory(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     """12 bytes/param with fp32 master + AdamW states, 8 with bf16 + Kahan (the guide)."""
     params = usable_number(ctx.lookup("derived.model_params_b"))
