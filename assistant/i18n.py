@@ -5,7 +5,7 @@ from __future__ import annotations
 from assistant.knowledge import load_yaml
 
 
-def message(key: str, lang: str, **values: object) -> str:
+def message(key: str, lang: str, /, **values: object) -> str:
     table = load_yaml("i18n/cli.yaml")
     entry = table.get(key, {})
     text = entry.get(lang) or entry.get("en") or key

@@ -86,12 +86,11 @@ def inferences(metrics: dict[str, int | float]) -> list[Inference]:
             Inference(
                 inference_id("reserved-unallocated-share"),
                 round(share, 3),
-                {
-                    "en": f"{share:.0%} of the memory PyTorch holds ({format_bytes(unallocated)}) "
-                    "is reserved but unallocated",
-                    "zh": f"PyTorch 持有的显存中有 {share:.0%}（{format_bytes(unallocated)}）"
-                    "已保留但未分配",
-                },
+                _texts(
+                    inference_id("reserved-unallocated-share"),
+                    share=f"{share:.0%}",
+                    unallocated=format_bytes(unallocated),
+                ),
             )
         )
     times = fragmentation_times(metrics)
@@ -100,35 +99,24 @@ def inferences(metrics: dict[str, int | float]) -> list[Inference]:
             Inference(
                 inference_id("fragmentation"),
                 round(times, 1),
-                {
-                    "en": f"the {format_bytes(unallocated)} PyTorch had cached but not handed out "
-                    f"could have held the failed request ({format_bytes(tried)}) {times:.1f} "
-                    "times over: fragmentation is likely",
-                    "zh": f"PyTorch 已缓存但未分配的 {format_bytes(unallocated)} 足以容纳失败的请求"
-                    f"（{format_bytes(tried)}）{times:.1f} 倍：很可能存在碎片",
-                },
+                _texts(
+                    inference_id("fragmentation"),
+                    unallocated=format_bytes(unallocated),
+                    tried=format_bytes(tried),
+                    times=f"{times:.1f}",
+                ),
             )
         )
     held = _held_elsewhere(metrics)
     if held is not None and total is None:
-        texts = {
-            "en": f"at this process's last memory snapshot, {format_bytes(held)} of the GPU "
-            "was used outside its allocator (another process, e.g. a colocated inference server)",
-            "zh": f"在该进程最近一次显存快照时，GPU 上有 {format_bytes(held)} 不在其分配器中"
-            "（被其他进程占用，例如同卡的推理服务）",
-        }
+        texts = _texts("held-at-snapshot", held=format_bytes(held))
         found.append(Inference(inference_id("held-by-other-processes"), held, texts))
     elif held is not None:
         found.append(
             Inference(
                 inference_id("held-by-other-processes"),
                 held,
-                {
-                    "en": f"{format_bytes(held)} of the GPU is held by other processes "
-                    "(or by memory outside PyTorch's allocator)",
-                    "zh": f"该 GPU 上有 {format_bytes(held)} 被其他进程"
-                    "（或 PyTorch 分配器之外的内存）占用",
-                },
+                _texts(inference_id("held-by-other-processes"), held=format_bytes(held)),
             )
         )
     if tried is not None and total is not None and tried > total:
@@ -136,12 +124,11 @@ def inferences(metrics: dict[str, int | float]) -> list[Inference]:
             Inference(
                 inference_id("request-exceeds-gpu"),
                 tried,
-                {
-                    "en": f"the request ({format_bytes(tried)}) is larger than the whole GPU "
-                    f"({format_bytes(total)}): no setting of the allocator can satisfy it",
-                    "zh": f"申请的大小（{format_bytes(tried)}）超过整张 GPU 的容量"
-                    f"（{format_bytes(total)}）：必须减小这一步的数据量",
-                },
+                _texts(
+                    inference_id("request-exceeds-gpu"),
+                    tried=format_bytes(tried),
+                    total=format_bytes(total),
+                ),
             )
         )
     elif tried is not None and free is not None and tried > free:
@@ -149,12 +136,12 @@ def inferences(metrics: dict[str, int | float]) -> list[Inference]:
             Inference(
                 inference_id("request-exceeds-free"),
                 tried - free,
-                {
-                    "en": f"the request ({format_bytes(tried)}) exceeded the free memory "
-                    f"({format_bytes(free)}) by {format_bytes(tried - free)}",
-                    "zh": f"申请的大小（{format_bytes(tried)}）比剩余显存（{format_bytes(free)}）"
-                    f"多 {format_bytes(tried - free)}",
-                },
+                _texts(
+                    inference_id("request-exceeds-free"),
+                    tried=format_bytes(tried),
+                    free=format_bytes(free),
+                    excess=format_bytes(tried - free),
+                ),
             )
         )
     elif tried is not None and free is not None:
@@ -162,15 +149,21 @@ def inferences(metrics: dict[str, int | float]) -> list[Inference]:
             Inference(
                 inference_id("request-below-free"),
                 free - tried,
-                {
-                    "en": f"the request ({format_bytes(tried)}) was smaller than the free memory "
-                    f"({format_bytes(free)}): the free memory is fragmented or reserved elsewhere",
-                    "zh": f"申请的大小（{format_bytes(tried)}）小于剩余显存（{format_bytes(free)}）"
-                    "：剩余显存是碎片化的或被其他池占用",
-                },
+                _texts(
+                    inference_id("request-below-free"),
+                    tried=format_bytes(tried),
+                    free=format_bytes(free),
+                ),
             )
         )
     return found
+
+
+def _texts(text_key: str, **values: str) -> dict[str, str]:
+    """An inference's sentence in both languages (knowledge/i18n/cli.yaml, inference.*)."""
+    from assistant.i18n import message
+
+    return {lang: message(f"inference.{text_key}", lang, **values) for lang in ("en", "zh")}
 
 
 def fragmentation_times(metrics: dict[str, int | float]) -> float | None:

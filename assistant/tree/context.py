@@ -10,6 +10,7 @@ from assistant.config.engines import engine_layout
 from assistant.config.loader import ExperimentConfig
 from assistant.config.model_info import model_path, params_from_name
 from assistant.errors import KnowledgeError
+from assistant.i18n import message
 from assistant.models import LogReport
 from assistant.tree.questions import QuestionBook
 
@@ -116,16 +117,13 @@ class Context:
             found[name] = facts.get(name)
         queue = facts.get("queue_req")
         found["queue_text"] = (
-            {"en": f", {queue} queued", "zh": f"，{queue} 个排队"}[self.lang]
+            message("tree.queue_text", self.lang, queue=queue)
             if isinstance(queue, int) and queue > 0
             else ""
         )
         usage = facts.get("token_usage")
         found["pool_text"] = (
-            {
-                "en": f" (the pool itself had room: token usage {usage})",
-                "zh": f"（池本身还有空间：token 使用率 {usage}）",
-            }[self.lang]
+            message("tree.pool_text", self.lang, usage=usage)
             if isinstance(usage, int | float)
             else ""
         )

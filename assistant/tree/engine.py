@@ -16,6 +16,7 @@ from typing import Any
 from assistant.config import check_config
 from assistant.config.loader import ExperimentConfig
 from assistant.errors import KnowledgeError
+from assistant.i18n import message
 from assistant.knowledge import load_yaml as load_yaml  # re-exported: tests swap it here
 from assistant.models import Answers, ConfigWarning, Decision, LogReport, Recommendation, Skipped
 from assistant.tree.conditions import asks, holds, same
@@ -30,9 +31,6 @@ from assistant.tree.values import (
     env_patch,
 )
 
-CHANGE_LINE = {"en": "Change: {key}: {old} -> {new}", "zh": "修改：{key}：{old} -> {new}"}
-UNSET = {"en": "(not set)", "zh": "（未设置）"}
-ASSUMED = {"en": "{value} (AReaL default, assumed)", "zh": "{value}（AReaL 默认值，假定）"}
 # the reasons the engine itself gives (value functions declare theirs), with their
 # text variables: tree.yaml's validator checks both
 ENGINE_REASONS = {
@@ -389,7 +387,7 @@ def _already_text(ctx: Context, spec: Mapping[str, Any], patch: Mapping[str, Any
     if spec.get("already"):
         return _pick(spec["already"], ctx.lang)
     parts = ", ".join(f"{k} = {override_text(v)}" for k, v in patch.items())
-    return {"en": f"already in place: {parts}", "zh": f"已经生效：{parts}"}[ctx.lang]
+    return message("tree.already_in_place", ctx.lang, parts=parts)
 
 
 def _why(
@@ -404,10 +402,11 @@ def _why(
             parts.append(_format(_pick(note, ctx.lang), result.vars))
     for key, value in patch.items():
         old = ctx.config.get(key)
-        old_text = UNSET[ctx.lang] if old is None else override_text(old)
+        old_text = message("tree.unset", ctx.lang) if old is None else override_text(old)
         if old is not None and ctx.config.source(key) != "config":
-            old_text = ASSUMED[ctx.lang].format(value=old_text)
-        parts.append(CHANGE_LINE[ctx.lang].format(key=key, old=old_text, new=override_text(value)))
+            old_text = message("tree.assumed", ctx.lang, value=old_text)
+        new_text = override_text(value)
+        parts.append(message("tree.change_line", ctx.lang, key=key, old=old_text, new=new_text))
     return "\n".join(parts)
 
 
