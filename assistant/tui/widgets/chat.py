@@ -25,6 +25,11 @@ class ChatLog(VerticalScroll):
 
     can_focus = False
 
+    def on_mount(self) -> None:
+        # stay at the bottom as messages arrive and grow (Textual's public anchor), until
+        # the user scrolls up; scrolling back to the end anchors it again
+        self.anchor()
+
     def on_resize(self, event: events.Resize) -> None:
         """Laid out again (a new message, the question box closing): keep the end in view."""
         self.scroll_end(animate=False, immediate=True)
