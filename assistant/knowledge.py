@@ -101,14 +101,77 @@ def thaw(data: Any) -> Any:
 
 @cache
 def load_yaml(name: str) -> Any:
-    """Load knowledge/<name> with the safe loader (cached per process), read-only."""
+    """Load knowledge/<name> with the safe loader (cached per process), read-only.
+
+    Parsing YAML costs more than reading a small log, so the parsed data of each file
+    is also kept in the user's cache dir, keyed by the file's size and change time."""
+    path = knowledge_path(name)
+    data = _parsed_before(path)
+    if data is None:
+        data = _parse(path, name)
+        _remember_parsed(path, data)
+    return freeze(data)
+
+
+def _parse(path: Path, name: str) -> Any:
     import yaml
 
-    path = knowledge_path(name)
     try:
         with path.open(encoding="utf-8") as handle:
-            return freeze(yaml.load(handle, Loader=safe_loader()))  # noqa: S506 - a safe loader
+            return yaml.load(handle, Loader=safe_loader())  # noqa: S506 - a safe loader
     except FileNotFoundError as exc:
         raise KnowledgeError(f"knowledge file missing: {name}") from exc
     except yaml.YAMLError as exc:
         raise KnowledgeError(f"knowledge file {name} is not valid YAML: {exc}") from exc
+
+
+_PLAIN = (dict, list, str, int, float, bool, type(None))
+
+
+def _cache_name(path: Path) -> str | None:
+    import hashlib
+
+    from assistant import __version__
+
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    key = f"{__version__}|{path}|{stat.st_size}|{stat.st_mtime_ns}"
+    return f"yaml-{hashlib.sha256(key.encode()).hexdigest()[:24]}.marshal"
+
+
+def _parsed_before(path: Path) -> Any:
+    """The parsed data cached for this exact file (marshal holds plain data only)."""
+    import marshal
+
+    from assistant.search.cache import read_bytes
+
+    name = _cache_name(path)
+    raw = read_bytes(name) if name else None
+    if not raw:
+        return None
+    try:
+        data = marshal.loads(raw)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return data if _is_plain(data) else None
+
+
+def _remember_parsed(path: Path, data: Any) -> None:
+    import marshal
+
+    from assistant.search.cache import write_bytes
+
+    name = _cache_name(path)
+    if name is not None and _is_plain(data):
+        write_bytes(name, marshal.dumps(data))
+
+
+def _is_plain(data: Any) -> bool:
+    """Only YAML's own kinds of value (a cache file is never trusted to hold more)."""
+    if isinstance(data, dict):
+        return all(_is_plain(k) and _is_plain(v) for k, v in data.items())
+    if isinstance(data, list):
+        return all(_is_plain(item) for item in data)
+    return isinstance(data, _PLAIN)

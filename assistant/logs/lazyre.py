@@ -14,17 +14,20 @@ from typing import Any
 
 
 class LazyPattern:
-    """``re.compile(pattern)`` on first use; the common methods of re.Pattern."""
+    """``re.compile(pattern, flags)`` on first use; the common methods of re.Pattern."""
 
-    __slots__ = ("_compiled", "pattern")
+    __slots__ = ("_compiled", "flags", "pattern")
 
-    def __init__(self, pattern: str, compiled: re.Pattern[str] | None = None) -> None:
+    def __init__(
+        self, pattern: str, compiled: re.Pattern[str] | None = None, flags: int = 0
+    ) -> None:
         self.pattern = pattern
+        self.flags = flags
         self._compiled = compiled
 
     def compiled(self) -> re.Pattern[str]:
         if self._compiled is None:
-            self._compiled = re.compile(self.pattern)
+            self._compiled = re.compile(self.pattern, self.flags)
         return self._compiled
 
     def search(self, string: str, *args: int) -> re.Match[str] | None:
@@ -39,6 +42,12 @@ class LazyPattern:
     def sub(self, repl: Any, string: str, count: int = 0) -> str:
         return self.compiled().sub(repl, string, count)
 
+    def split(self, string: str) -> list[str | Any]:
+        return self.compiled().split(string)
+
+    def findall(self, string: str) -> list[Any]:
+        return self.compiled().findall(string)
+
     @property
     def groups(self) -> int:
         return self.compiled().groups
@@ -51,3 +60,9 @@ class LazyPattern:
 
     def __hash__(self) -> int:
         return hash(self.pattern)
+
+
+def lazy(pattern: str, flags: int = 0) -> LazyPattern:
+    """A module-level regex compiled when first used (modules whose patterns only some
+    inputs reach, e.g. the paste repairs that big logs never need)."""
+    return LazyPattern(pattern, flags=flags)

@@ -39,7 +39,7 @@ def trigger_gate(triggers: tuple[str, ...]) -> tuple[str, ...] | None:
 
 
 def _open(gate: tuple[str, ...] | None, lower: str) -> bool:
-    return gate is None or any(literal in lower for literal in gate)
+    return gate is None or any(map(lower.__contains__, gate))
 
 
 @dataclass(frozen=True)

@@ -20,22 +20,24 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from assistant.logs.lazyre import lazy
+
 REPAIR_MAX_BYTES = 2 * 1024 * 1024  # a paste (an issue comment holds 64 KiB)
 MIN_WRAP_WIDTH = 60  # terminals and issue viewers wrap at 80..250 columns
 FLAT_MIN_CHARS = 600  # a flattened traceback is a long line with several frames in it
 QUOTED_SHARE = 0.6  # share of non-empty lines that start with '>' for a quoted paste
 
 # colour codes whose ESC byte was turned into text by a web page, syslog or a terminal
-_ESCAPE_TEXT = re.compile(
+_ESCAPE_TEXT = lazy(
     r"(?:#033|\\033|\\x1[bB]|\\e|\\u001[bB]|\^\[|\u241b)\[[0-9;?]*[A-Za-z]"
     r"|(?<=\s)\[(?:\d{1,3};)*\d{1,3}m(?=\S)"
 )
-_CARET_M = re.compile(r"\^M(?=.|$)")
-_QUOTE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
-_FENCE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
-_TABLE_EDGE = re.compile(r"[|+=\-]\s*$")
+_CARET_M = lazy(r"\^M(?=.|$)")
+_QUOTE = lazy(r"^[ \t]{0,3}(?:>[ \t]?)+")
+_FENCE = lazy(r"^\s*(?:```|~~~)[\w+-]*\s*$")
+_TABLE_EDGE = lazy(r"[|+=\-]\s*$")
 # a line that starts a new record, so it is no continuation of the line above
-_RECORD_START = re.compile(
+_RECORD_START = lazy(
     r"^(?:\s*$|\s*(?:File \"|Traceback \(|During handling|The above exception)"
     r"|\[?\d{4}-\d{2}-\d{2}|\d{8}-\d{2}:|\[rank\d+\]|\(\w[\w.:-]*(?: pid=| ip=|\))"
     r"|(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\b|[IWEF]\d{4} |\[\s*\d+\.\d+\]"
@@ -44,22 +46,22 @@ _RECORD_START = re.compile(
 # where a flattened log is cut back into lines
 # IPython / Jupyter print frames as "File /path/x.py:1063, in Class.func(args)" and the
 # cell as "Cell In[12], line 3", with real colour codes; written here as Python does
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_IPYTHON_FRAME = re.compile(
+_ANSI = lazy(r"\x1b\[[0-9;?]*[A-Za-z]")
+_IPYTHON_FRAME = lazy(
     r"^\s*(?:File (?P<path>\S+?):(?P<line>\d+)(?:, in (?P<func>[\w.<>]+))?"
     r"|Cell In\[(?P<cell>\d+)\], line (?P<cell_line>\d+))"
 )
-_IPYTHON_FRAME_ANYWHERE = re.compile(
+_IPYTHON_FRAME_ANYWHERE = lazy(
     r"^(?:\x1b\[[0-9;]*m)*(?:File (?:\x1b\[[0-9;]*m)*\S+?:\d+|Cell (?:\x1b\[[0-9;]*m)*In\[\d+\])",
     re.MULTILINE,
 )
-_FLAT_BREAK = re.compile(
+_FLAT_BREAK = lazy(
     r"(?<=\S)\s*(?=Traceback \(most recent call last\):)"
     r"|(?<=\S)\s*(?=File \"[^\"]+\", line \d+)"
     r"|(?<=\S)\s*(?=(?:During handling of the above exception|The above exception was))"
     r"|(?<=[\w)\]'\"])\s+(?=(?:[a-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception)(?:\([\w.]+\))?: )"
 )
-_FRAME_MARK = re.compile(r"File \"[^\"]+\", line \d+|Traceback \(most recent call last\)")
+_FRAME_MARK = lazy(r"File \"[^\"]+\", line \d+|Traceback \(most recent call last\)")
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,7 @@ _REMNANT_MARKS: tuple[str, ...] = (
     "\\u001b[",
 )
 _REMNANT_MARKS += ("\\u001B[", "^[[", "\u241b[")
-_STRAY_COLOUR_MID = re.compile(r"\s\[\d{1,3}(?:;\d{1,3})*m\S")
+_STRAY_COLOUR_MID = lazy(r"\s\[\d{1,3}(?:;\d{1,3})*m\S")
 
 
 def _has_remnants(text: str) -> bool:
