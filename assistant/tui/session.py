@@ -110,13 +110,7 @@ class DiagnoseText:
         diagnosis = pipeline.diagnose_text(
             self.text, name=self.name, config=self.config, lang=self.lang, use_defaults=False
         )
-        return Outcome(
-            "log",
-            diagnosis=diagnosis,
-            answers={},
-            docs=docs_of(diagnosis),
-            estimate=estimate_of(self.config, diagnosis.report),
-        )
+        return log_outcome(diagnosis, self.config)
 
 
 @dataclass(frozen=True)
@@ -200,13 +194,7 @@ class Ask:
             self.text, config=self.config, lang=self.lang, use_defaults=False
         )
         if diagnosis.report.input_kind != "description":
-            return Outcome(
-                "log",
-                diagnosis=diagnosis,
-                answers={},
-                docs=docs_of(diagnosis),
-                estimate=estimate_of(self.config, diagnosis.report),
-            )
+            return log_outcome(diagnosis, self.config)
         hits = search(self.text, lang=detect_lang(self.text), k=SEARCH_RESULTS)
         docs = [
             DocItem(hit.section, hit.score, hit.snippet, hit.lang, tuple(hit.terms)) for hit in hits
@@ -221,6 +209,17 @@ def load_config(path: str) -> Any:
     from assistant.config import load_config as load
 
     return load(path)
+
+
+def log_outcome(diagnosis: Diagnosis, config: Any) -> Outcome:
+    """What a diagnosed log shows: the diagnosis, its guide sections and the estimate."""
+    return Outcome(
+        "log",
+        diagnosis=diagnosis,
+        answers={},
+        docs=docs_of(diagnosis),
+        estimate=estimate_of(config, diagnosis.report),
+    )
 
 
 def docs_of(diagnosis: Diagnosis) -> list[DocItem]:
