@@ -26,6 +26,7 @@ examples:
   areal-doctor search "weight update OOM" --lang en -k 3 --json
   areal-doctor check --config grpo.yaml
   areal-doctor estimate --config grpo.yaml --gpu-memory 80GiB
+  areal-doctor estimate --config grpo.yaml --lang zh
   areal-doctor tui crash.log --config grpo.yaml
 
 exit codes: 0 memory failure diagnosed (check: clean; estimate: all fit), 1 no memory
@@ -140,8 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
         "Exit 0 all fit, 1 an engine does not fit, 2 unreadable.",
         epilog="examples:\n  areal-doctor estimate --config grpo.yaml\n"
         "  areal-doctor estimate --config grpo.yaml --gpu-memory 79.19GiB --format json\n"
-        "  areal-doctor estimate --config grpo.yaml --model-config /models/qwen/config.json\n\n"
-        "GB and MB are read as 1024-based, as PyTorch, SGLang and AReaL logs print them.",
+        "  areal-doctor estimate --config grpo.yaml --model-config /models/qwen/config.json\n"
+        "  areal-doctor estimate --config grpo.yaml --lang zh   # assumptions in Chinese\n\n"
+        "GB and MB are read as 1024-based, as PyTorch, SGLang and AReaL logs print them. "
+        "--lang sets the language of the sentences (assumptions, notes); auto follows the "
+        "locale. JSON keys and figures are the same in every language.",
         formatter_class=formatter,
     )
     estimate.add_argument("--config", metavar="FILE", required=True, help="AReaL experiment YAML")

@@ -16,6 +16,7 @@ from assistant.terminal import (
 )
 
 if TYPE_CHECKING:
+    from assistant.memory.estimate import GpuSource
     from assistant.models import Answer
 
 
@@ -196,13 +197,14 @@ def run_estimate(args: argparse.Namespace) -> int:
 
     gpu = parse_gpu_size(args.gpu_memory) if args.gpu_memory is not None else None
     config = load_config(args.config)
-    result = estimate_for(config, args.model_config, gpu, "--gpu-memory" if gpu else None)
+    lang = resolve_lang(args.lang)
+    result = estimate_for(config, args.model_config, gpu, "flag" if gpu else None, lang)
     if args.format == "json":
         out = dump_json(result)
     else:
         from assistant.render.estimate import render_estimate_text
 
-        out = render_estimate_text(result, color=use_color(), lang=resolve_lang(args.lang))
+        out = render_estimate_text(result, color=use_color(), lang=lang)
     if args.redact:
         from assistant.redact import redact_text
 
@@ -212,12 +214,17 @@ def run_estimate(args: argparse.Namespace) -> int:
 
 
 def estimate_for(
-    config: Any, model_config: str | None, gpu: int | None, gpu_source: str | None
+    config: Any,
+    model_config: str | None,
+    gpu: int | None,
+    gpu_source: GpuSource | None,
+    lang: str = "en",
 ) -> dict[str, Any]:
-    """The estimate of a loaded config; UserError when the model's sizes are unknown."""
+    """The estimate of a loaded config, its sentences in ``lang``; UserError when the
+    model's sizes are unknown."""
     from assistant.memory.estimate import estimate_config
 
-    return estimate_config(config, model_config, gpu_bytes=gpu, gpu_source=gpu_source)
+    return estimate_config(config, model_config, gpu_bytes=gpu, gpu_source=gpu_source, lang=lang)
 
 
 def run_tui_command(args: argparse.Namespace) -> int:

@@ -92,7 +92,7 @@ def conclude(
     out_lang = resolve_lang(lang, report)
     decision = decide(report, config, answers or {}, out_lang, use_defaults, focus)
     diagnosis = Diagnosis(report=report, decision=decision, lang=out_lang)
-    diagnosis.allocation = explain_allocation(report, config, model_config)
+    diagnosis.allocation = explain_allocation(report, config, model_config, out_lang)
     diagnosis.docs = retrieve_docs(report, decision, out_lang)
     if config is not None and decision.patch:
         from assistant.config import patched_text, unified_diff
@@ -104,15 +104,19 @@ def conclude(
 
 
 def explain_allocation(
-    report: LogReport, config: ExperimentConfig | None, model_config: str | None = None
+    report: LogReport,
+    config: ExperimentConfig | None,
+    model_config: str | None = None,
+    lang: str = "en",
 ) -> dict[str, object] | None:
-    """The failed request explained by the memory arithmetic (None when it cannot be)."""
+    """The failed request explained by the memory arithmetic (None when it cannot be),
+    its formula and note in ``lang``."""
     if not report.oom or "tried_to_allocate_bytes" not in report.metrics:
         return None
     from assistant.memory.allocation import explain
     from assistant.memory.facts import model_for
 
-    return explain(report, config, model_for(report, config, model_config))
+    return explain(report, config, model_for(report, config, model_config), lang)
 
 
 def flat_patch(decision: Decision) -> FlatPatch:

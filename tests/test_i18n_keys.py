@@ -13,11 +13,13 @@ from assistant.knowledge import load_yaml
 from assistant.logs.infer import inference_id
 
 ROOT = Path(__file__).resolve().parent.parent / "assistant"
-TABLES = {"message": "i18n/cli.yaml", "t": "i18n/tui.yaml"}
+# the lookups and what they read; _t is render/text.py's short name for message()
+TABLES = {"message": "i18n/cli.yaml", "_t": "i18n/cli.yaml", "t": "i18n/tui.yaml"}
 
 
 def _calls() -> list[tuple[str, str, str]]:
-    """(function, literal key, where) for each message("...")/t("...") call in assistant/."""
+    """(function, literal key, where) for each message("...")/_t("...")/t("...") call in
+    assistant/."""
     found = []
     for path in sorted(ROOT.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -41,6 +43,18 @@ def _names(template: str) -> set[str]:
 def test_the_scan_finds_the_calls() -> None:
     assert len(CALLS) > 40
     assert {name for name, _, _ in CALLS} == set(TABLES)
+
+
+def test_the_scan_reaches_every_sentence_of_the_memory_arithmetic() -> None:
+    """Each memory.* sentence is asked for by a message() call with its key written out
+    (in assistant/memory and the renderers), so the test above checks every one."""
+    table = load_yaml("i18n/cli.yaml")
+    defined = {key for key in table if key.startswith("memory.")}
+    asked = {key for name, key, _ in CALLS if name == "message" and key.startswith("memory.")}
+    assert len(defined) > 40
+    assert asked == defined, f"unused: {sorted(defined - asked)}"
+    places = {where.split(":")[0] for name, key, where in CALLS if key.startswith("memory.")}
+    assert {"estimate.py", "allocation.py", "text.py"} <= places
 
 
 @pytest.mark.parametrize(("function", "key", "where"), CALLS, ids=[c[2] for c in CALLS])

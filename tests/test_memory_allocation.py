@@ -144,3 +144,43 @@ def test_explain_ignores_missing_requests(request_gib: float) -> None:
     report.metrics["tried_to_allocate_bytes"] = request_gib
     config = load_config(f"{FIX}/grpo-7b.yaml")
     assert explain(report, config, table_entry("Qwen/Qwen2.5-7B-Instruct")) is None
+
+
+@pytest.mark.parametrize(
+    ("log", "formula", "note"),
+    [
+        (
+            "logits-full-mb.log",
+            "16384 个 token x 词表 152064 x 4 字节（fp32 log-softmax）",
+            "满的微批",
+        ),
+        (
+            "sglang-kv-pool.log",
+            "个 KV 头 x 头维度 128 x 2 字节（一层的 K 缓冲区；共 28 层）",
+            "整个池",
+        ),
+        ("optimizer-exp-avg.log", "一个 Adam 动量", None),
+    ],
+)
+def test_the_allocation_follows_the_diagnosis_language(run_cli, log, formula, note) -> None:
+    """The same tensor and figures; the formula and note are sentences in --lang."""
+    en = diagnose(run_cli, log, "grpo-7b.yaml", "--lang", "en")["allocation"]
+    zh = diagnose(run_cli, log, "grpo-7b.yaml", "--lang", "zh")["allocation"]
+    assert formula in zh["formula"] and " tokens " not in zh["formula"]
+    assert (note is None and "note" not in zh) or note in zh["note"]
+    for key in ("tensor", "bytes", "inputs", "requested_bytes", "matched_by", "model"):
+        assert zh[key] == en[key]
+
+
+def test_text_output_in_chinese_explains_the_request(run_cli) -> None:
+    result = run_cli(
+        "diagnose",
+        f"{FIX}/no-frame-logits-size.log",
+        "--config",
+        f"{FIX}/grpo-7b.yaml",
+        "--non-interactive",
+        "--lang",
+        "zh",
+    )
+    assert "logits：9.28 GiB = 16384 个 token x 词表 152064 x 4 字节" in result.stdout
+    assert "依据：算术" in result.stdout and "arithmetic" not in result.stdout

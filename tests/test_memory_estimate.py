@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from lang_helpers import CJK, english_words
 
 FIX = "tests/fixtures/memory"
 
@@ -200,3 +201,78 @@ def test_lora_is_said_to_be_counted_as_full_training(run_cli) -> None:
     assert any("use_lora" in item and "overestimated" in item for item in data["assumptions"])
     plain = json.loads(estimate(run_cli, "small-fits.yaml", "--format", "json").stdout)
     assert not any("use_lora" in item for item in plain["assumptions"])
+
+
+# --- the language of the sentences (--lang) ------------------------------------------
+
+# a vLLM rollout with neither max_num_batched_tokens nor max_model_len set, and no
+# micro-batch cap: the sentences the other fixtures do not reach
+VLLM_DEFAULTS = """\
+experiment_name: mem-test
+trial_name: vllm
+rollout: {backend: "vllm:d1"}
+actor: {backend: "fsdp:d1", path: Qwen/Qwen2.5-7B-Instruct}
+"""
+
+
+def both_languages(run_cli, config: str, *extra: str) -> tuple[dict, dict]:
+    en, zh = (
+        json.loads(
+            run_cli(
+                "estimate", "--config", config, "--format", "json", "--lang", lang, *extra
+            ).stdout
+        )
+        for lang in ("en", "zh")
+    )
+    return en, zh
+
+
+@pytest.mark.parametrize(
+    ("config", "extra"),
+    [
+        ("grpo-7b.yaml", ("--gpu-memory", "141GB")),
+        ("small-fits.yaml", ()),
+        ("lora.yaml", ()),
+        ("vl-relative.yaml", ()),
+        ("rollout-only.yaml", ()),
+        ("huge-72b-one-gpu.yaml", ()),
+        (None, ()),  # VLLM_DEFAULTS
+    ],
+)
+def test_lang_zh_gives_chinese_assumptions_and_the_same_figures(
+    run_cli, tmp_path, config, extra
+) -> None:
+    path = tmp_path / "vllm-defaults.yaml"
+    path.write_text(VLLM_DEFAULTS)
+    en, zh = both_languages(run_cli, f"{FIX}/{config}" if config else str(path), *extra)
+    assert len(zh["assumptions"]) == len(en["assumptions"]) >= 3
+    # the check below would catch an English sentence: every English one has such words
+    assert all(english_words(sentence) for sentence in en["assumptions"])
+    for sentence in zh["assumptions"]:
+        assert CJK.search(sentence) and not english_words(sentence), sentence
+    # JSON keys and every figure stay; only the sentences follow --lang
+    assert {k: v for k, v in zh.items() if k != "assumptions"} == {
+        k: v for k, v in en.items() if k != "assumptions"
+    }
+
+
+def test_lang_zh_text_lists_the_assumptions_in_chinese(run_cli) -> None:
+    out = estimate(run_cli, "lora.yaml", "--lang", "zh").stdout
+    listed = out.split("假设（")[1].split("\n\n")[0].splitlines()[1:]
+    assert len(listed) >= 5 and all(line.startswith("  - ") for line in listed)
+    for line in listed:
+        assert CJK.search(line) and not english_words(line), line
+    assert "use_lora 为 true" in out and "显存：假定 80 GiB" in out
+
+
+def test_lang_auto_follows_the_locale(run_cli, monkeypatch) -> None:
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    data = json.loads(estimate(run_cli, "small-fits.yaml", "--format", "json").stdout)
+    assert any("显存：假定 80 GiB" in item for item in data["assumptions"])
+
+
+def test_unknown_model_error_in_chinese(run_cli) -> None:
+    result = estimate(run_cli, "tiny-model.yaml", "--lang", "zh")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert "无法从 actor.path './unknown-model' 得知模型尺寸" in result.stderr
+    assert "--model-config" in result.stderr

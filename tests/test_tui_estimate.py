@@ -7,6 +7,7 @@ units of the Session's estimate job, which needs no Textual.
 from __future__ import annotations
 
 import pytest
+from lang_helpers import CJK, english_words
 from textual.widgets import Input, Static, TabbedContent
 from tui_helpers import FIXTURES, chat_texts, paste, pilot_test, settle, shown
 
@@ -104,6 +105,41 @@ async def test_language_switch_relabels_the_tab_and_the_table():
         rows = table_rows(app)
         assert rows["actor"][-1] == "否" and rows["rollout"][-1] == "是"
         assert "有引擎放不下" in tab_text(app)
+
+
+def assumption_lines(app) -> list[str]:
+    return shown(app.query_one("#estimate-assumptions", Static)).splitlines()
+
+
+@pilot_test
+async def test_zh_tab_lists_the_assumptions_in_chinese():
+    app = make_app(config_path=str(CONFIG), lang="zh")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+5")
+        lines = assumption_lines(app)
+        assert len(lines) >= 5 and "· 显存：假定 80 GiB（未给 --gpu-memory）" in lines
+        for line in lines:
+            assert CJK.search(line) and not english_words(line), line
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        await pilot.press("ctrl+5")
+        assert any(line.startswith("· 显存：79.11 GiB，来自日志") for line in assumption_lines(app))
+
+
+@pilot_test
+async def test_language_switch_translates_the_assumptions():
+    app = make_app(config_path=str(CONFIG), lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+5")
+        assert "· GPU memory: 80 GiB assumed (no --gpu-memory)" in assumption_lines(app)
+        await pilot.press("ctrl+l")  # no log yet: the estimate alone is fetched again
+        await settle(pilot)
+        assert app.session.estimate.lang == "zh"
+        assert "· 显存：假定 80 GiB（未给 --gpu-memory）" in assumption_lines(app)
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        assert "· GPU memory: 80 GiB assumed (no --gpu-memory)" in assumption_lines(app)
 
 
 @pilot_test

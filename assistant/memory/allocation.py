@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from assistant.i18n import message
 from assistant.knowledge import load_yaml
 from assistant.memory import formulas
 from assistant.memory.facts import ModelFacts
@@ -96,24 +97,43 @@ def _close(a: int, b: int, tolerance: int) -> bool:
     return abs(a - b) <= tolerance
 
 
+def _logits_formula(tokens: int, m: ModelFacts, tp: int, width: int, lang: str) -> str:
+    if width == 4:
+        what = message("memory.alloc.fp32_log_softmax", lang)
+    else:
+        what = message("memory.alloc.bf16_logits", lang)
+    shard = message("memory.alloc.tp_shard", lang, tp=tp) if tp > 1 else ""
+    return message(
+        "memory.alloc.logits",
+        lang,
+        tokens=tokens,
+        vocab=m.vocab_size,
+        shard=shard,
+        width=width,
+        what=what,
+    )
+
+
 def logits_candidates(
-    request: int, m: ModelFacts, train: TrainSetup, tolerance: int, line: str, solve: bool
+    request: int,
+    m: ModelFacts,
+    train: TrainSetup,
+    tolerance: int,
+    line: str,
+    solve: bool,
+    lang: str = "en",
 ) -> Iterator[Candidate]:
     tps = sorted({train.dim("t") if train.kind in ("megatron", "archon") else 1, 1}, reverse=True)
     widths = (4, 2) if FP32_HINT.search(line) or not line else (2, 4)
     for tp in tps:
-        vocab = m.vocab_size // tp
         for width in widths:
-            what = "fp32 log-softmax" if width == 4 else "bf16 logits"
-            shard = f" / {tp} tensor-parallel ranks" if tp > 1 else ""
             if train.tokens_per_mb:
                 full = formulas.logits_bytes(train.tokens_per_mb, m.vocab_size, width, tp)
                 if _close(full, request, tolerance):
                     yield Candidate(
                         "logits",
                         full,
-                        f"{train.tokens_per_mb} tokens x {m.vocab_size} vocabulary{shard} x "
-                        f"{width} bytes ({what})",
+                        _logits_formula(train.tokens_per_mb, m, tp, width, lang),
                         {
                             "tokens": train.tokens_per_mb,
                             "vocab_size": m.vocab_size,
@@ -121,7 +141,7 @@ def logits_candidates(
                             "tensor_parallel": tp,
                         },
                         exact=True,
-                        note="one full micro-batch (mb_spec.max_tokens_per_mb)",
+                        note=message("memory.alloc.full_micro_batch", lang),
                     )
     if not solve:
         return
@@ -130,23 +150,18 @@ def logits_candidates(
     tokens = round(request / (vocab * width))
     if tokens < 1:
         return
-    what = "fp32 log-softmax" if width == 4 else "bf16 logits"
-    shard = f" / {tp} tensor-parallel ranks" if tp > 1 else ""
     note = ""
     if train.tokens_per_mb:
         if tokens > train.tokens_per_mb * 1.02:
-            note = (
-                f"more than mb_spec.max_tokens_per_mb ({train.tokens_per_mb}): a sequence "
-                "longer than the cap forms a micro-batch of its own"
-            )
+            note = message("memory.alloc.above_cap", lang, cap=train.tokens_per_mb)
         elif tokens < train.tokens_per_mb * 0.98:
-            note = f"a micro-batch below the cap of {train.tokens_per_mb} tokens"
+            note = message("memory.alloc.below_cap", lang, cap=train.tokens_per_mb)
         else:
-            note = "one full micro-batch (mb_spec.max_tokens_per_mb)"
+            note = message("memory.alloc.full_micro_batch", lang)
     yield Candidate(
         "logits",
         tokens * vocab * width,
-        f"{tokens} tokens x {m.vocab_size} vocabulary{shard} x {width} bytes ({what})",
+        _logits_formula(tokens, m, tp, width, lang),
         {
             "tokens": tokens,
             "vocab_size": m.vocab_size,
@@ -158,7 +173,13 @@ def logits_candidates(
 
 
 def kv_candidates(
-    request: int, m: ModelFacts, server: ServerSetup | None, tolerance: int, line: str, solve: bool
+    request: int,
+    m: ModelFacts,
+    server: ServerSetup | None,
+    tolerance: int,
+    line: str,
+    solve: bool,
+    lang: str = "en",
 ) -> Iterator[Candidate]:
     tp = server.dim("t") if server is not None else 1
     width = server.kv_dtype_bytes if server is not None else 2
@@ -166,11 +187,13 @@ def kv_candidates(
     per_layer_k = per_token_all // (m.layers * (1 if m.mla else 2))
     vllm = "vllm" in line.lower() or (server is not None and server.server == "vllm")
     unit, what = (
-        (per_layer_k * (1 if m.mla else 2), "one layer's K and V blocks")
+        (per_layer_k * (1 if m.mla else 2), message("memory.alloc.kv_blocks", lang))
         if vllm
         else (
             per_layer_k,
-            "one layer's K buffer" if not m.mla else "one layer's latent KV buffer",
+            message("memory.alloc.k_buffer", lang)
+            if not m.mla
+            else message("memory.alloc.latent_buffer", lang),
         )
     )
     if not solve:
@@ -180,13 +203,23 @@ def kv_candidates(
         return
     heads = formulas.kv_heads_per_rank(m, tp)
     if m.mla:
-        shape = f"({m.kv_lora_rank} + {m.qk_rope_head_dim}) latent values"
+        shape = message(
+            "memory.alloc.latent_shape", lang, rank=m.kv_lora_rank, rope=m.qk_rope_head_dim
+        )
     else:
-        shape = f"{heads} KV heads x {m.head_dim} head dim"
+        shape = message("memory.alloc.kv_shape", lang, heads=heads, head_dim=m.head_dim)
     yield Candidate(
         "kv_cache",
         tokens * unit,
-        f"{tokens} tokens x {shape} x {width} bytes ({what}; {m.layers} layers in all)",
+        message(
+            "memory.alloc.kv",
+            lang,
+            tokens=tokens,
+            shape=shape,
+            width=width,
+            what=what,
+            layers=m.layers,
+        ),
         {
             "tokens": tokens,
             "kv_heads_per_gpu": heads,
@@ -196,7 +229,7 @@ def kv_candidates(
             "tensor_parallel": tp,
             "pool_bytes_per_token": per_token_all,
         },
-        note=f"the whole pool: {tokens} tokens x {per_token_all} bytes per token",
+        note=message("memory.alloc.kv_pool", lang, tokens=tokens, per_token=per_token_all),
     )
 
 
@@ -229,6 +262,7 @@ def parameter_candidates(
     train: TrainSetup,
     tolerance: int,
     family: str,
+    lang: str = "en",
 ) -> Iterator[Candidate]:
     p = train.dtype_bytes
     widths: tuple[int, ...]
@@ -236,11 +270,12 @@ def parameter_candidates(
     if family == "optimizer_state":
         widths = (4,) if train.kind == "megatron" else (p, 4)
         shards = (train.optimizer_shard,)
-        label = "an Adam moment (exp_avg / exp_avg_sq, created at the first step)"
+        label = message("memory.alloc.adam_moment", lang)
     elif family == "gradients":
-        widths, shards, label = (4, p), (1, train.shard), "a gradient"
+        widths, shards, label = (4, p), (1, train.shard), message("memory.alloc.gradient", lang)
     elif family == "weight_update_buffer":
-        widths, shards, label = (p,), (1,), "a full parameter gathered for the weight update"
+        widths, shards = (p,), (1,)
+        label = message("memory.alloc.update_parameter", lang)
         if train.weight_chunk_bytes and _close(train.weight_chunk_bytes, request, tolerance):
             yield Candidate(
                 "weight_update_buffer",
@@ -250,18 +285,29 @@ def parameter_candidates(
                 exact=True,
             )
     else:
-        widths, shards, label = (p,), (1, train.shard), "a weight"
+        widths, shards, label = (p,), (1, train.shard), message("memory.alloc.weight", lang)
     for name, rows, cols in parameter_tensors(m):
         for shard in shards:
             for width in widths:
                 local_rows = -(-rows // shard)
                 size = local_rows * cols * width
                 if _close(size, request, tolerance):
-                    split = f" / {shard} ranks" if shard > 1 else ""
+                    split = ""
+                    if shard > 1:
+                        split = message("memory.alloc.rank_shard", lang, shard=shard)
                     yield Candidate(
                         family,
                         size,
-                        f"{label}: {name} {rows}{split} x {cols} x {width} bytes",
+                        message(
+                            "memory.alloc.parameter",
+                            lang,
+                            label=label,
+                            name=name,
+                            rows=rows,
+                            split=split,
+                            cols=cols,
+                            width=width,
+                        ),
                         {
                             "parameter": name,
                             "rows": rows,
@@ -278,14 +324,16 @@ def parameter_candidates(
                 yield Candidate(
                     family,
                     size,
-                    f"one decoder layer all-gathered: {m.layer_params} parameters x {width} bytes",
+                    message(
+                        "memory.alloc.gathered_layer", lang, params=m.layer_params, width=width
+                    ),
                     {"parameters": m.layer_params, "bytes_per_value": width},
                     exact=True,
                 )
 
 
 def activation_candidates(
-    request: int, m: ModelFacts, train: TrainSetup, tolerance: int
+    request: int, m: ModelFacts, train: TrainSetup, tolerance: int, lang: str = "en"
 ) -> Iterator[Candidate]:
     if not train.tokens_per_mb:
         return
@@ -293,11 +341,11 @@ def activation_candidates(
     tp = train.dim("t")
     inter = m.moe_intermediate_size if m.moe else m.intermediate_size
     widths = [
-        ("MLP intermediate", inter // tp),
-        ("merged gate/up projection", 2 * inter // tp),
-        ("hidden states", m.hidden_size),
-        ("query projection", m.heads * m.head_dim // tp),
-        ("q/k/v projection", (m.heads + 2 * m.kv_heads) * m.head_dim // tp),
+        (message("memory.alloc.mlp_intermediate", lang), inter // tp),
+        (message("memory.alloc.gate_up", lang), 2 * inter // tp),
+        (message("memory.alloc.hidden_states", lang), m.hidden_size),
+        (message("memory.alloc.query", lang), m.heads * m.head_dim // tp),
+        (message("memory.alloc.qkv", lang), (m.heads + 2 * m.kv_heads) * m.head_dim // tp),
     ]
     for width_bytes in (train.dtype_bytes, 4):
         for what, width in widths:
@@ -306,7 +354,14 @@ def activation_candidates(
                 yield Candidate(
                     "activations",
                     size,
-                    f"{tokens} tokens x {width} ({what}) x {width_bytes} bytes",
+                    message(
+                        "memory.alloc.activation",
+                        lang,
+                        tokens=tokens,
+                        width=width,
+                        what=what,
+                        bytes=width_bytes,
+                    ),
                     {"tokens": tokens, "width": width, "bytes_per_value": width_bytes},
                     exact=True,
                 )
@@ -316,9 +371,13 @@ def activation_candidates(
 
 
 def explain(
-    report: LogReport, config: ExperimentConfig | None, model: ModelFacts | None
+    report: LogReport,
+    config: ExperimentConfig | None,
+    model: ModelFacts | None,
+    lang: str = "en",
 ) -> dict[str, Any] | None:
-    """The contract's ``allocation`` object, or None when nothing fits the request."""
+    """The contract's ``allocation`` object, or None when nothing fits the request; its
+    formula and note are sentences in ``lang``."""
     request = report.metrics.get("tried_to_allocate_bytes")
     if not isinstance(request, int | float) or request <= 0 or model is None:
         return None
@@ -338,7 +397,8 @@ def explain(
     else:
         families, solve = ["logits", "activations"], False
     for family in families:
-        for candidate in _candidates(family, request, model, train, server, tolerance, hint, solve):
+        found = _candidates(family, request, model, train, server, tolerance, hint, solve, lang)
+        for candidate in found:
             return _as_dict(candidate, request, tolerance, hint, model)
     return None
 
@@ -352,15 +412,16 @@ def _candidates(
     tolerance: int,
     hint: FrameHint,
     solve: bool,
+    lang: str,
 ) -> Iterator[Candidate]:
     if family == "logits":
-        return logits_candidates(request, m, train, tolerance, hint.line, solve)
+        return logits_candidates(request, m, train, tolerance, hint.line, solve, lang)
     if family == "kv_cache":
-        return kv_candidates(request, m, server, tolerance, hint.line, solve)
+        return kv_candidates(request, m, server, tolerance, hint.line, solve, lang)
     if family == "activations":
-        return activation_candidates(request, m, train, tolerance)
+        return activation_candidates(request, m, train, tolerance, lang)
     if family in ("optimizer_state", "gradients", "weights", "weight_update_buffer"):
-        return parameter_candidates(request, m, train, tolerance, family)
+        return parameter_candidates(request, m, train, tolerance, family, lang)
     return iter(())
 
 

@@ -11,9 +11,10 @@ Every figure that is not read from the config or the model goes into ``assumptio
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from assistant.errors import UserError
+from assistant.i18n import message
 from assistant.knowledge import load_yaml
 from assistant.memory import formulas
 from assistant.memory.facts import ModelFacts
@@ -35,10 +36,16 @@ def settings() -> dict[str, Any]:
     return dict((load_yaml("memory.yaml") or {}).get("assumptions") or {})
 
 
-class Notes:
-    """Assumptions, each said once, in the order they were made."""
+# Where a stated GPU size came from: the --gpu-memory flag or the log's OOM message.
+GpuSource = Literal["flag", "log"]
 
-    def __init__(self) -> None:
+
+class Notes:
+    """Assumptions, each said once, in the order they were made, in ``lang``
+    (the sentences live in knowledge/i18n/cli.yaml under ``memory.``)."""
+
+    def __init__(self, lang: str = "en") -> None:
+        self.lang = lang
         self.items: list[str] = []
 
     def add(self, text: str) -> None:
@@ -53,13 +60,10 @@ def micro_batch_tokens(config: ExperimentConfig | None, setup: TrainSetup, notes
     new_tokens = number(config, "gconfig.max_new_tokens")
     if max_length and new_tokens:
         tokens = int(max_length + new_tokens)
-        notes.add(
-            f"{setup.engine}.mb_spec.max_tokens_per_mb is not set: one micro-batch taken as one "
-            f"sequence of train_dataset.max_length + gconfig.max_new_tokens = {tokens} tokens"
-        )
+        notes.add(message("memory.mb_from_lengths", notes.lang, engine=setup.engine, tokens=tokens))
         return tokens
     tokens = int(settings()["default_sequence_tokens"])
-    notes.add(f"{setup.engine}: micro-batch size unknown, {tokens} tokens assumed")
+    notes.add(message("memory.mb_unknown", notes.lang, engine=setup.engine, tokens=tokens))
     return tokens
 
 
@@ -68,9 +72,10 @@ def training_engine(
 ) -> dict[str, Any]:
     setup = train_setup(config, engine)
     if setup.backend is None:
-        notes.add(f"{engine}: no backend string, one GPU assumed")
+        notes.add(message("memory.no_backend", notes.lang, engine=engine))
     if config is None or config.source(f"{engine}.dtype") != "config":
-        notes.add(f"{engine}.dtype not set: {settings()['dtype']} assumed (AReaL default)")
+        dtype = settings()["dtype"]
+        notes.add(message("memory.default_assumed", notes.lang, key=f"{engine}.dtype", value=dtype))
     tokens = micro_batch_tokens(config, setup, notes)
     per_param = formulas.train_bytes_per_param(
         setup.kind, setup.optimizer or "adam", setup.dtype_bytes
@@ -104,37 +109,16 @@ def training_engine(
     if setup.kind in ("fsdp", "archon") and setup.shard > 1:
         gathered = 2 * formulas.gathered_layer_bytes(m, setup.dtype_bytes, tp)  # this + prefetch
     overhead = int(settings()["train_overhead_gib"] * GIB)
-    notes.add(
-        f"training ranks: {settings()['train_overhead_gib']} GiB for the CUDA context, NCCL and "
-        "allocator slack; activations counted per decoder layer from the Hugging Face layer "
-        "(norms, q/k/v, attention output, gated MLP), flash attention, no dropout"
-    )
+    notes.add(message("memory.train_overhead", notes.lang, gib=settings()["train_overhead_gib"]))
     if training:
-        notes.add(
-            "activations without gradient checkpointing: every decoder layer keeps all the "
-            "values its backward pass needs; with it (one checkpoint per decoder layer, as "
-            "transformers' gradient_checkpointing_enable sets): each layer keeps its input "
-            "(hidden_size values per token) and one layer's full set while it is recomputed. "
-            "Both counted from the layer's shapes, not measured on a GPU: take them as "
-            "estimates (the table shows the one the config selects)"
-        )
+        notes.add(message("memory.activations_checkpointing", notes.lang))
     else:
-        notes.add(
-            f"{engine}: forward only (no optimizer): one layer's activations at a time, "
-            "nothing kept for a backward pass"
-        )
-    notes.add(
-        "logits: the lm_head output in the compute dtype plus its float32 log-softmax, "
-        "both kept for the backward pass"
-    )
+        notes.add(message("memory.forward_only", notes.lang, engine=engine))
+    notes.add(message("memory.logits", notes.lang))
     if training and config is not None and config.get(f"{engine}.use_lora") is True:
-        notes.add(
-            f"{engine}.use_lora is true: gradients and optimizer states are counted for the "
-            "whole model, not only the LoRA adapters, so they are overestimated (LoRA is not "
-            "modelled yet)"
-        )
+        notes.add(message("memory.lora", notes.lang, engine=engine))
     if m.moe and setup.kind == "megatron" and setup.dim("e") > 1:
-        notes.add("expert parallelism (e) is not subtracted: MoE expert weights counted unsplit")
+        notes.add(message("memory.expert_parallel", notes.lang))
     per_gpu = {
         "weights_bytes": weights,
         "gradients_bytes": grads,
@@ -169,11 +153,13 @@ def rollout_engine(
     weights = formulas.server_weight_bytes(m, server.dtype_bytes, tp, pp)
     per_token = formulas.kv_bytes_per_token(m, tp, server.kv_dtype_bytes, pp)
     context = int(settings()["cuda_context_gib"] * GIB)
-    notes.add(
-        f"rollout: {settings()['cuda_context_gib']} GiB of CUDA context before the weights load"
-    )
+    notes.add(message("memory.cuda_context", notes.lang, gib=settings()["cuda_context_gib"]))
     if config is None or config.source(server.fraction_key) != "config":
-        notes.add(f"{server.fraction_key} not set: {server.fraction} assumed (AReaL default)")
+        notes.add(
+            message(
+                "memory.default_assumed", notes.lang, key=server.fraction_key, value=server.fraction
+            )
+        )
     if server.server == "sglang":
         kv_bytes, kv_tokens = formulas.sglang_kv_pool(
             gpu, weights, server.fraction, per_token, context
@@ -182,10 +168,7 @@ def rollout_engine(
     else:
         batched = server.batched_tokens or int(settings()["vllm_max_num_batched_tokens"])
         if not server.batched_tokens:
-            notes.add(
-                "vllm.max_num_batched_tokens not set: the profiling pass assumed at "
-                f"{batched} tokens"
-            )
+            notes.add(message("memory.vllm_batched_tokens", notes.lang, tokens=batched))
         peak = formulas.vllm_profile_peak_bytes(m, batched, tp, server.dtype_bytes)
         kv_bytes, kv_tokens = formulas.vllm_kv_pool(
             gpu,
@@ -199,24 +182,23 @@ def rollout_engine(
     default_len = int(settings()["default_sequence_tokens"])
     sequence = server.sequence_tokens or default_len
     if not server.sequence_tokens:
-        notes.add(f"sequence length not set: {sequence} tokens per sequence assumed")
+        notes.add(message("memory.sequence_unknown", notes.lang, tokens=sequence))
     max_len = server.max_len or default_len
     replicas = max(server.replicas, 1)
     concurrency = server.concurrency
     per_server = None
     if concurrency:
         per_server = -(-concurrency * server.samples_per_rollout // replicas)
-        notes.add(
-            "concurrent sequences per server: rollout.max_concurrent_rollouts x gconfig.n_samples "
-            f"/ {replicas} data-parallel servers"
-        )
+        notes.add(message("memory.concurrency_per_server", notes.lang, replicas=replicas))
     else:
-        notes.add("rollout.max_concurrent_rollouts not set: concurrency not checked")
+        notes.add(message("memory.concurrency_unset", notes.lang))
     needed = per_server * sequence if per_server else None
     fits = weights <= share and kv_tokens > 0
     if server.server == "vllm":
         if not server.max_len:
-            notes.add(f"{server.max_len_key} not set: {max_len} assumed (AReaL default)")
+            notes.add(
+                message("memory.default_assumed", notes.lang, key=server.max_len_key, value=max_len)
+            )
         fits = fits and kv_tokens >= max_len  # vLLM refuses a max_model_len it cannot hold
     out: dict[str, Any] = {
         "backend": server.backend.text() if server.backend is not None else None,
@@ -252,9 +234,10 @@ def estimate_config(
     model_config: str | None = None,
     *,
     gpu_bytes: int | None = None,
-    gpu_source: str | None = None,
+    gpu_source: GpuSource | None = None,
+    lang: str = "en",
 ) -> dict[str, Any]:
-    """The estimate of a loaded config (the CLI and the TUI).
+    """The estimate of a loaded config (the CLI and the TUI), its sentences in ``lang``.
 
     The model: ``model_config``, the config.json beside the model path, the bundled
     table, else the table's closest relative (said in the assumptions). UserError when
@@ -265,13 +248,12 @@ def estimate_config(
     name, key = model_name(config)
     model = resolve_model(name, model_config, relatives=True)
     if model is None:
-        where = f"{key} {name!r}" if name else "the config (no actor.path)"
         raise UserError(
-            f"cannot tell the model's sizes from {where}: give --model-config "
-            "path/to/config.json (the bundled table knows common Qwen, Llama, DeepSeek, "
-            "Mistral, Gemma and GLM models)"
+            message("memory.unknown_model", lang, key=key, name=repr(name))
+            if name
+            else message("memory.unknown_model_no_path", lang)
         )
-    return estimate(config, model, gpu_bytes=gpu_bytes, gpu_source=gpu_source)
+    return estimate(config, model, gpu_bytes=gpu_bytes, gpu_source=gpu_source, lang=lang)
 
 
 def estimate(
@@ -279,25 +261,31 @@ def estimate(
     model: ModelFacts,
     *,
     gpu_bytes: int | None = None,
-    gpu_source: str | None = None,
+    gpu_source: GpuSource | None = None,
+    lang: str = "en",
 ) -> dict[str, Any]:
     from assistant.config.engines import all_layouts
 
-    notes = Notes()
+    notes = Notes(lang)
     if gpu_bytes is None:
         gpu_bytes = int(settings()["gpu_memory_gib"] * GIB)
-        notes.add(f"GPU memory: {settings()['gpu_memory_gib']} GiB assumed (no --gpu-memory)")
-    elif gpu_source:
-        notes.add(f"GPU memory: {gib(gpu_bytes)} GiB from {gpu_source}")
+        notes.add(message("memory.gpu_assumed", lang, gib=settings()["gpu_memory_gib"]))
+    elif gpu_source == "flag":
+        notes.add(message("memory.gpu_from_flag", lang, gib=gib(gpu_bytes)))
+    elif gpu_source == "log":
+        notes.add(message("memory.gpu_from_log", lang, gib=gib(gpu_bytes)))
     if model.stand_in_for:
         notes.add(
-            f"{model.stand_in_for} is not in the bundled table: the sizes of {model.name} "
-            f"({model.source}), the closest model of its family and stated size, are used; "
-            "a vision tower or quantised weights are not counted. Give --model-config "
-            "with its own config.json for its real sizes"
+            message(
+                "memory.stand_in",
+                lang,
+                model=model.stand_in_for,
+                relative=model.name,
+                source=model.source,
+            )
         )
     elif model.from_table:
-        notes.add(f"model sizes from the bundled table: {model.name} ({model.source})")
+        notes.add(message("memory.from_table", lang, name=model.name, source=model.source))
     engines: dict[str, Any] = {}
     layouts = {layout.engine: layout for layout in all_layouts(config)}
     for engine in TRAINING_ENGINES:
@@ -307,7 +295,7 @@ def estimate(
     if server is not None:
         engines["rollout"] = rollout_engine(config, model, server, gpu_bytes, notes)
     if any(layout.colocated for layout in layouts.values()):
-        notes.add("engines colocated on the same GPUs: their totals add up on those GPUs")
+        notes.add(message("memory.colocated", lang))
     return {
         "schema": SCHEMA,
         "gpu_memory_bytes": gpu_bytes,

@@ -276,7 +276,11 @@ def _allocation(diagnosis: Diagnosis, lang: str, s: Styler) -> list[str]:
     )
     if found.get("note"):
         lines.append("  " + s(str(found["note"]), DIM))
-    source = _t("allocation_source", lang, model=found.get("model"), how=found.get("matched_by"))
+    how = {
+        "frame and arithmetic": message("memory.alloc.by_frame", lang),
+        "arithmetic": message("memory.alloc.by_arithmetic", lang),
+    }.get(str(found.get("matched_by")), found.get("matched_by"))
+    source = _t("allocation_source", lang, model=found.get("model"), how=how)
     lines.append("  " + s(source, DIM))
     return lines
 

@@ -44,6 +44,7 @@ class EstimateView:
     result: dict[str, Any] | None = None
     error: str | None = None
     gpu_from_log: bool = False  # the GPU size is the capacity the log states
+    lang: str = "en"  # the language of the result's sentences (assumptions, error)
 
 
 CAPACITY_METRICS = ("total_capacity_bytes", "snapshot_device_total_bytes")
@@ -63,23 +64,25 @@ def gpu_capacity(report: LogReport | None) -> int | None:
     return None
 
 
-def estimate_of(config: Any, report: LogReport | None) -> EstimateView | None:
-    """The estimate of ``config`` (None without one); the GPU size is the capacity the
-    log states when a diagnosed log gives it, else the CLI's default (80 GiB, said)."""
+def estimate_of(config: Any, report: LogReport | None, lang: str = "en") -> EstimateView | None:
+    """The estimate of ``config`` (None without one), its sentences in ``lang``; the GPU
+    size is the capacity the log states when a diagnosed log gives it, else the CLI's
+    default (80 GiB, said)."""
     if config is None:
         return None
     from assistant.errors import UserError
     from assistant.memory.estimate import estimate_config
 
     gpu = gpu_capacity(report)
-    source = "the log (its OOM message's total capacity)" if gpu else None
     try:
-        result = estimate_config(config, gpu_bytes=gpu, gpu_source=source)
+        result = estimate_config(
+            config, gpu_bytes=gpu, gpu_source="log" if gpu else None, lang=lang
+        )
     except UserError as exc:
-        return EstimateView(error=str(exc))
+        return EstimateView(error=str(exc), lang=lang)
     except Exception as exc:  # noqa: BLE001 - the estimate must not sink a diagnosis
-        return EstimateView(error=f"{exc.__class__.__name__}: {exc}")
-    return EstimateView(result, gpu_from_log=gpu is not None)
+        return EstimateView(error=f"{exc.__class__.__name__}: {exc}", lang=lang)
+    return EstimateView(result, gpu_from_log=gpu is not None, lang=lang)
 
 
 @dataclass
@@ -110,7 +113,7 @@ class DiagnoseText:
         diagnosis = pipeline.diagnose_text(
             self.text, name=self.name, config=self.config, lang=self.lang, use_defaults=False
         )
-        return log_outcome(diagnosis, self.config)
+        return log_outcome(diagnosis, self.config, self.lang)
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,7 @@ class DiagnosePath:
             answers={},
             config=config,
             docs=docs_of(diagnosis),
-            estimate=estimate_of(config, diagnosis.report),
+            estimate=estimate_of(config, diagnosis.report, self.lang),
         )
 
 
@@ -150,12 +153,14 @@ class Conclude:
     lang: str
     config_path: str | None = None  # load this config first
     focus: int = 0  # the fix whose questions are asked (0: fix #1)
+    estimate: bool = False  # compute the estimate again (the language changed)
 
     def run(self, progress: Progress) -> Outcome:
         from assistant import pipeline
 
         config = load_config(self.config_path) if self.config_path else self.config
-        estimate = estimate_of(config, self.report) if self.config_path else None
+        again = self.config_path or self.estimate
+        estimate = estimate_of(config, self.report, self.lang) if again else None
         if self.report is None:
             return Outcome(
                 self.reason, config=config, answers=dict(self.answers), estimate=estimate
@@ -194,7 +199,7 @@ class Ask:
             self.text, config=self.config, lang=self.lang, use_defaults=False
         )
         if diagnosis.report.input_kind != "description":
-            return log_outcome(diagnosis, self.config)
+            return log_outcome(diagnosis, self.config, self.lang)
         hits = search(self.text, lang=detect_lang(self.text), k=SEARCH_RESULTS)
         docs = [
             DocItem(hit.section, hit.score, hit.snippet, hit.lang, tuple(hit.terms)) for hit in hits
@@ -211,14 +216,14 @@ def load_config(path: str) -> Any:
     return load(path)
 
 
-def log_outcome(diagnosis: Diagnosis, config: Any) -> Outcome:
+def log_outcome(diagnosis: Diagnosis, config: Any, lang: str) -> Outcome:
     """What a diagnosed log shows: the diagnosis, its guide sections and the estimate."""
     return Outcome(
         "log",
         diagnosis=diagnosis,
         answers={},
         docs=docs_of(diagnosis),
-        estimate=estimate_of(config, diagnosis.report),
+        estimate=estimate_of(config, diagnosis.report, lang),
     )
 
 
@@ -293,11 +298,15 @@ class Session:
         return Conclude("answer", self.report, self.config, answers, self.lang, focus=self.focus)
 
     def switch_lang(self, lang: str) -> Conclude | None:
-        """Set the language; the tree's texts must then be fetched again."""
+        """Set the language; the tree's texts and the estimate's sentences must then be
+        fetched again (None when there is neither a log nor a config)."""
         self.lang = lang
-        if self.report is None:
+        again = self.config is not None
+        if self.report is None and not again:
             return None
-        return Conclude("lang", self.report, self.config, self.answers, lang, focus=self.focus)
+        return Conclude(
+            "lang", self.report, self.config, self.answers, lang, focus=self.focus, estimate=again
+        )
 
     def load_config(self, path: str) -> Conclude:
         return Conclude(
@@ -333,7 +342,7 @@ class Session:
         self.docs = []
         self.query = None
         if self.estimate is not None and self.estimate.gpu_from_log:
-            self.estimate = estimate_of(self.config, None)  # no log: the default GPU size
+            self.estimate = estimate_of(self.config, None, self.lang)  # no log: default GPU size
 
     def patch_text(self) -> str | None:
         """What ctrl+s saves: the patched config, or the bare fragment without one."""
