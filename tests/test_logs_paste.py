@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from assistant.logs import classify_text
 from assistant.logs.paste import rejoin, repair
 
@@ -95,3 +98,32 @@ def test_a_quoted_paste_keeps_the_users_line_numbers() -> None:
     report = classify_text(text)
     assert report.oom
     assert report.evidence[0].line == 6  # where the user sees it
+
+
+PIECES = [
+    "> ",
+    "```",
+    "#033[31m",
+    "^M",
+    "File /x/y.py:12, in f(a)",
+    "Cell In[3], line 2",
+    '  File "/a.py", line 3, in g',
+    "Traceback (most recent call last):",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+    "x" * 70,
+    "",
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(PIECES) | st.text(max_size=90), max_size=40))
+def test_repairs_never_fail_and_map_every_line_into_the_file(parts: list[str]) -> None:
+    text = "\n".join(parts) + "\n"
+    lines_in_file = text.count("\n")
+    for fix in (repair, rejoin):
+        fixed = fix(text)
+        if fixed is None:
+            continue
+        assert len(fixed.line_map) == fixed.text.count("\n")
+        assert all(1 <= n <= max(1, lines_in_file) for n in fixed.line_map)
+        assert list(fixed.line_map) == sorted(fixed.line_map)  # order is kept

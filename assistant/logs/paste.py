@@ -99,11 +99,12 @@ def repair(text: str) -> Repaired | None:
 def rejoin(text: str) -> Repaired | None:
     """Second chance: also join single wraps (a long line and its continuation)."""
     base = repair(text)
-    pairs = (
-        list(zip(base.text.split("\n"), base.line_map, strict=False))
-        if base is not None
-        else [(line, n) for n, line in enumerate(text.split("\n"), start=1)]
-    )
+    source = base.text if base is not None else text
+    lines = source.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the text's final newline ends the last line; it starts no new one
+    numbers = base.line_map if base is not None else range(1, len(lines) + 1)
+    pairs = list(zip(lines, numbers, strict=False))
     if not pairs:
         return None
     out: list[tuple[str, int]] = []
