@@ -226,3 +226,14 @@ def test_why_lines_were_grouped_is_said_in_the_reports_language() -> None:
     en = render_diagnosis(diagnose_text(ranks, lang="en"), "text", color=False, redact=False)
     assert "同一条消息" in zh and "carry the same message" not in zh
     assert "carry the same message" in en
+
+
+def test_a_yes_no_assumption_is_said_in_the_reports_language() -> None:
+    from assistant.models import Question
+    from assistant.render.text import _answer_text
+
+    question = Question("multi_turn", "?", "yesno", ["yes", "no"], default="no")
+    assert _answer_text(question, "zh") == "否"
+    assert _answer_text(question, "en") == "no"
+    number = Question("longest_conversation_tokens", "?", "number", default=None)
+    assert _answer_text(number, "zh") not in ("None", "")

@@ -92,7 +92,11 @@ def _first_fix(diagnosis: Diagnosis, lang: str, s: Styler, *, updated: bool = Fa
 
 def _answer_text(question: Any, lang: str) -> str:
     answer = question.answer if question.source else question.default
-    return _t("unknown", lang) if answer is None else str(answer)
+    if answer is None:
+        return _t("unknown", lang)
+    if question.type == "yesno" and str(answer).lower() in ("yes", "no", "true", "false"):
+        return _t("answer.yes" if str(answer).lower() in ("yes", "true") else "answer.no", lang)
+    return str(answer)
 
 
 def _t(key: str, lang: str, **values: object) -> str:

@@ -133,7 +133,11 @@ def fix_text(diagnosis: Diagnosis, lang: str, *, has_config: bool) -> Text:
 
 def _shown_answer(question: Question, lang: str) -> str:
     answer = question.answer if question.source else question.default
-    return t("answer.unknown", lang) if answer in (None, "") else str(answer)
+    if answer in (None, ""):
+        return t("answer.unknown", lang)
+    if question.type == "yesno" and str(answer).lower() in ("yes", "no", "true", "false"):
+        return t("answer.yes" if str(answer).lower() in ("yes", "true") else "answer.no", lang)
+    return str(answer)
 
 
 def final_text(diagnosis: Diagnosis, lang: str, *, has_config: bool) -> Text:
