@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -10,6 +11,7 @@ from typing import Any
 from assistant.logs.facts import MAX_SOURCES, head_facts, merge_facts
 from assistant.logs.group import Group, drop_poisoned, drop_yielding, earlier, group_hits
 from assistant.logs.inputs import Source
+from assistant.logs.lazyre import LazyPattern
 from assistant.logs.lines import CleanLine, clean_line, strip_controls
 from assistant.logs.match import FactHit, Hit, LineMatcher, extract_figures, extract_values
 from assistant.logs.phase import PhaseResult, message_end, score_phase, traceback_start
@@ -134,7 +136,19 @@ class Analyser:
             for h in hits
             if h.category == "error" or (h.category == "lookalike" and h.rule not in pressure)
         ]
-        return [] if other_errors else candidates
+        # a hang the NCCL watchdog reported before the kill explains it too (the launcher
+        # or Ray tears the hung ranks down); timeouts after it are its consequences
+        first_kill = first_in_time(candidates, self.ts_of)
+        hangs = {c.id for c in self.rules.consequences if c.what == "nccl_timeout"}
+        earlier_hangs = [
+            h
+            for h in hits
+            if h.category == "consequence"
+            and h.rule in hangs
+            and first_kill is not None
+            and earlier(h, first_kill, self.ts_of) < 0
+        ]
+        return [] if other_errors or earlier_hangs else candidates
 
     def _corroborate(self, weak: list[Hit]) -> tuple[list[Hit], list[Hit]]:
         confirmed: list[Hit] = []
@@ -144,7 +158,7 @@ class Analyser:
             ok = False
             if number < MAX_WEAK_CHECKS:
                 window = self._window(group.first)
-                ok = any(p.search(line.text) for line in window.lines for p in sig.corroborate)
+                ok = any(_asserts(line.text, p) for line in window.lines for p in sig.corroborate)
             (confirmed if ok else unconfirmed).extend(group.hits)
         return confirmed, unconfirmed
 
@@ -202,6 +216,26 @@ class Analyser:
             return earlier(first_a, first_b, self.ts_of)
 
         return sorted(analysed, key=cmp_to_key(order))
+
+
+_NEGATED = re.compile(
+    r"(?i)\b(?:no|not|nothing|never|none|without|isn't|wasn't|doesn't|didn't|neither)\b[^.]{0,40}$"
+)
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+
+
+def _asserts(text: str, pattern: LazyPattern) -> bool:
+    """The line states the memory evidence: not a question about it, nor its denial
+    ("is the pool running out of memory?", "dmesg has nothing from the OOM killer")."""
+    found = pattern.search(text)
+    if found is None:
+        return False
+    ends = _SENTENCE_END.search(text, found.end())
+    if (ends.group(0) if ends else text.rstrip()[-1:]) == "?":
+        return False  # the sentence that names it asks a question
+    return not _NEGATED.search(text[: found.start()])
 
 
 def _drop_recovered(
