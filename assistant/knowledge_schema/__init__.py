@@ -11,7 +11,6 @@ remembers the verdict in the user cache dir, so start-up stays fast.
 from __future__ import annotations
 
 import hashlib
-from contextlib import suppress
 from functools import cache
 from pathlib import Path
 
@@ -47,13 +46,10 @@ def fingerprint() -> str:
 @cache
 def ensure_valid() -> None:
     """Validate once per change of knowledge/ (the verdict is kept in the user cache)."""
-    from assistant.search.cache import cache_dir
+    from assistant.search.cache import has_stamp, set_stamp
 
-    folder = cache_dir()
-    stamp = folder / f"knowledge-valid-{fingerprint()}" if folder is not None else None
-    if stamp is not None and stamp.exists():
+    stamp = f"knowledge-valid-{fingerprint()}"
+    if has_stamp(stamp):
         return
     validate_knowledge()
-    if stamp is not None:
-        with suppress(OSError):  # a read-only cache only costs the check next time
-            stamp.touch()
+    set_stamp(stamp)

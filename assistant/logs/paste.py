@@ -91,7 +91,7 @@ def repair(text: str) -> Repaired | None:
     for number, line in enumerate(raw_lines, start=1):
         lines.extend((piece, number) for piece in _split_flat(_clean(line, quoted)))
     # indices into raw_lines and into lines differ only where a flat line was split
-    merged = _join(lines, {n for n in joins})
+    merged = _join(lines, joins)
     changed = merged != [(line, n) for n, line in enumerate(raw_lines, start=1)]
     return _as_repaired(merged) if changed else None
 
@@ -152,7 +152,7 @@ def _clean(line: str, quoted: bool) -> str:
         line = _QUOTE.sub("", line, count=1)
     if ("File " in line or "Cell " in line) and _IPYTHON_FRAME.match(_ANSI.sub("", line)):
         line = _python_frame(_ANSI.sub("", line))
-    if "[" in line and ("033" in line or "\\" in line or "^[" in line or "m" in line):
+    if "[" in line:
         line = _ESCAPE_TEXT.sub("", line)
     if "^M" in line:
         line = _CARET_M.sub("\r", line)

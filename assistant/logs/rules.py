@@ -391,15 +391,17 @@ def load_rules() -> Rules:
 
     Validating compiles every pattern; once these exact files have passed, later runs
     defer compiling each pattern to its first use (a cached verdict per file content)."""
+    from assistant.search.cache import has_stamp, set_stamp
+
     verdict = _verdict_name()
-    validated_before = verdict is not None and _has_verdict(verdict)
+    validated_before = verdict is not None and has_stamp(verdict)
     VALIDATION.patterns = not validated_before
     try:
         rules = _load_all()
     finally:
         VALIDATION.patterns = True
     if verdict is not None and not validated_before:
-        _store_verdict(verdict)
+        set_stamp(verdict)
     return rules
 
 
@@ -433,15 +435,3 @@ def _verdict_name() -> str | None:
         except OSError:
             return None
     return f"rules-valid-{digest.hexdigest()[:24]}"
-
-
-def _has_verdict(name: str) -> bool:
-    from assistant.search.cache import read_bytes
-
-    return read_bytes(name) == b"ok"
-
-
-def _store_verdict(name: str) -> None:
-    from assistant.search.cache import write_bytes
-
-    write_bytes(name, b"ok")

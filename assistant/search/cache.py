@@ -81,3 +81,18 @@ def write_bytes(name: str, data: bytes) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(temp)
+
+
+def has_stamp(name: str) -> bool:
+    """A verdict kept as an empty file (e.g. "these files passed validation")."""
+    folder = cache_dir()
+    return folder is not None and (folder / name).exists()
+
+
+def set_stamp(name: str) -> None:
+    """Keep a verdict; a read-only cache only costs the check next time."""
+    folder = cache_dir()
+    if folder is None:
+        return
+    with contextlib.suppress(OSError):
+        (folder / name).touch()
