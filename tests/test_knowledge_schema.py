@@ -233,6 +233,8 @@ def test_edit_experiments_fail_with_file_and_entry(edit, name, change, message) 
         ("redact.yaml", lambda d: d["rules"][0].update(replce="x"), "unknown key 'replce'"),
         ("glossary.yaml", lambda d: d[0].update(fr=["x"]), "glossary.yaml: entry ring #1"),
         ("phase_terms.yaml", lambda d: d.update(traning={}), "unknown key 'traning'"),
+        ("section_terms.yaml", lambda d: d.update({"train-micro": {}}), "'train-micro'"),
+        ("section_terms.yaml", lambda d: d["wu-disk"].update(en="disk"), "'en'"),
         (
             "i18n/cli.yaml",
             lambda d: d["headline_oom"].update(en=d["headline_oom"]["en"] + " {phse}"),

@@ -360,3 +360,24 @@ def test_weak_matches_say_so() -> None:
     hits = [SearchHit("core-parameters", "en", "Core", WEAK_SCORE / 20)]
     assert "weak match" in format_hits_text("q", hits, color=False)
     assert hits_to_json("q", hits)["results"][0]["weak"] is True
+
+
+def test_concept_words_are_content_words_only() -> None:
+    terms = search_index.concept_terms("split the model over two cards; 先建空模型 8")
+    assert "split" in terms and "card" in terms
+    assert not {"the", "over", "two", "8", "先"} & set(terms)
+
+
+def test_concept_words_add_only_rings_the_section_does_not_name() -> None:
+    entries = parse_glossary([{"en": ["disk", "filesystem"]}, {"en": ["chunk", "bucket"]}])
+    added = search_index.new_expansion("write to disk in chunks", "data goes to disk", entries)
+    assert "bucket" in added
+    assert "filesystem" not in added  # the section's own text already names that ring
+
+
+def test_a_section_is_found_by_its_concept_words() -> None:
+    """'queue depth' is in no guide text; section_terms.yaml gives it to the concurrency fix."""
+    hits = search("queue depth on the server", lang="en", k=3)
+    assert hits[0].section == "gen-reduce-concurrency"
+    concepts = search_index.load_section_terms()
+    assert "queue depth" in concepts["gen-reduce-concurrency"]

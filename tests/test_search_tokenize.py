@@ -214,3 +214,13 @@ def test_importing_the_search_package_loads_no_heavy_module():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_single_function_characters_count_less_in_a_query() -> None:
+    """先 ("first") is an adverb in jieba's dictionary but below the frequency damping line."""
+    from assistant.search.tokenize import FUNCTION_CHARACTER_WEIGHT, query_weights
+
+    weights = query_weights(["先", "显存", "盘"])
+    assert weights["先"] == FUNCTION_CHARACTER_WEIGHT < 1.0
+    assert weights["显存"] == 1.0
+    assert weights["盘"] == 1.0  # a noun: a topic word, not a function word

@@ -46,6 +46,7 @@ def check_files() -> None:
         docs_query,
         redact,
         glossary,
+        section_terms,
         phase_terms,
         i18n,
         guide,
@@ -231,6 +232,17 @@ def glossary() -> None:
         entry = Entry(file, ring, f"ring #{index + 1}").only(*LANGS)
         for lang in LANGS:
             entry.strings(lang)
+
+
+def section_terms() -> None:
+    """Concept words per guide section: known section ids, en/zh word lists."""
+    file = "section_terms.yaml"
+    known_sections = names.sections()
+    top = _top(file, *sorted(known_sections))
+    for section in top.data:
+        entry = Entry(file, top.data[section], f"'{section}'").only(*LANGS)
+        for lang in LANGS:
+            entry.strings(lang, required=True)
 
 
 def phase_terms() -> None:

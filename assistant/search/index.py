@@ -23,13 +23,17 @@ from assistant.search.sections import EXTRA_PREFIX, LANGS
 
 CACHE_NAME = "search-index.json"
 _CODE_FILES = ("tokenize.py", "glossary.py", "plaintext.py", "sections.py", "index.py")
-FIELDS = ("title", "heading", "keys", "body", "phase", "glossary", "title_glossary")
+FIELDS = (
+    "title", "heading", "keys", "body", "phase", "glossary", "title_glossary", "concepts",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Weights:
     """How many times each field's terms count in the BM25 document.
 
+    ``concepts`` holds the section's words in knowledge/section_terms.yaml (and the
+    glossary rings they name): the mechanism, symptom and effect in a user's words.
     ``title_glossary`` holds the glossary entries the title names: a concept in the title
     is what the section is about, so its other wordings count once more there (this
     lifted recall@1 on held-out paraphrases, e.g. "keep the moments in half precision"
@@ -43,6 +47,7 @@ class Weights:
     phase: int = 1
     glossary: int = 1
     title_glossary: int = 1
+    concepts: int = 1
 
     def of(self, name: str) -> int:
         return int(getattr(self, name))
@@ -184,10 +189,25 @@ def compile_language(lang: str) -> list[dict[str, Any]]:
     from assistant.search.sections import list_sections
 
     entries = load_glossary()
-    return [compile_section(section, entries) for section in list_sections(lang)]
+    concepts = load_section_terms()
+    return [
+        compile_section(section, entries, concepts.get(section.id, ""))
+        for section in list_sections(lang)
+    ]
 
 
-def compile_section(section: Any, entries: list[Any]) -> dict[str, Any]:
+def load_section_terms() -> dict[str, str]:
+    """Section id -> its concept words of both languages, as one line of text."""
+    from assistant.knowledge import load_yaml
+
+    table = load_yaml("section_terms.yaml") or {}
+    return {
+        str(section): " ; ".join(str(term) for lang in LANGS for term in words.get(lang) or [])
+        for section, words in table.items()
+    }
+
+
+def compile_section(section: Any, entries: list[Any], concepts: str = "") -> dict[str, Any]:
     """A section as plain JSON data: metadata, snippet sentences and field terms."""
     from assistant.search.glossary import expansion_terms, phase_words
     from assistant.search.plaintext import plain_sentences
@@ -216,15 +236,52 @@ def compile_section(section: Any, entries: list[Any]) -> dict[str, Any]:
             "phase": tokenize(phase),
             "glossary": expansion_terms(full_text, entries),
             "title_glossary": expansion_terms(section.title, entries),
+            "concepts": concept_terms(concepts) + new_expansion(concepts, full_text, entries),
         },
     }
+
+
+def new_expansion(concepts: str, full_text: str, entries: list[Any]) -> list[str]:
+    """Terms of the glossary rings the concept phrases name and the section does not.
+
+    A ring the section's own text names is already in its glossary field once; adding it
+    again would count the concept words' generic rings twice.
+    """
+    from assistant.search.glossary import expansion_terms
+
+    known = set(expansion_terms(full_text, entries))
+    return [term for term in expansion_terms(concepts, entries) if term not in known]
+
+
+def concept_terms(text: str) -> list[str]:
+    """The content words of a section's concept phrases.
+
+    Function words, numbers and single Chinese characters are left out: in a corpus this
+    small a word like "two" or 先 has a high idf, and a concept phrase that happens to
+    use one would make the section match any query that does.
+    """
+    from assistant.search.tokenize import ENGLISH_STOP_WORDS, has_cjk, is_function_piece, tokenize
+
+    def content(term: str) -> bool:
+        if has_cjk(term):
+            return len(term) > 1 and not is_function_piece(term)
+        return term not in ENGLISH_STOP_WORDS and not term.isdigit() and term not in NUMBER_WORDS
+
+    return [term for term in tokenize(text) if content(term)]
+
+
+NUMBER_WORDS = frozenset(
+    ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+)
 
 
 def knowledge_fingerprint() -> str:
     """Hash of everything a compiled index depends on: data files and indexing code."""
     digest = hashlib.sha256()
     files = [path for lang in LANGS for path in sorted(knowledge_path("guide", lang).glob("*.md"))]
-    files += [knowledge_path(name) for name in ("glossary.yaml", "phase_terms.yaml")]
+    files += [
+        knowledge_path(name) for name in ("glossary.yaml", "phase_terms.yaml", "section_terms.yaml")
+    ]
     files += [knowledge_path("jieba", name) for name in ("dict.txt", "compounds.txt")]
     files += [Path(__file__).with_name(name) for name in _CODE_FILES]
     for path in files:

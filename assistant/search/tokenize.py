@@ -119,6 +119,12 @@ def query_weights(terms: list[str]) -> dict[str, float]:
     return {term: weight for term, weight in weights.items() if weight > 0}
 
 
+# Single characters that jieba's dictionary tags as a function word (adverb, conjunction,
+# preposition, particle, modal, interjection, pronoun: 先, 再, 就, 把, 吗 ...) count this
+# much in a query. Frequency alone misses some (先 is below the damping line), and in a
+# corpus this small one such character in a long section could outweigh the topic words.
+FUNCTION_TAGS = frozenset(["d", "c", "p", "u", "y", "e", "r"])
+FUNCTION_CHARACTER_WEIGHT = 0.3
 DAMPED_LOG_FREQ = 4.5
 DROPPED_LOG_FREQ = 5.0
 
@@ -132,6 +138,8 @@ def is_function_piece(term: str) -> bool:
 def _commonness_weight(term: str) -> float:
     if not has_cjk(term):
         return 1.0
+    if len(term) == 1 and term in _function_characters():
+        return FUNCTION_CHARACTER_WEIGHT
     freq = _jieba().FREQ.get(term) or 0
     if freq <= 1:
         return 1.0
@@ -301,6 +309,20 @@ def _compound_terms() -> frozenset[str]:
     return frozenset(
         line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
     )
+
+
+@cache
+def _function_characters() -> frozenset[str]:
+    """Single-character words tagged with a FUNCTION_TAGS part of speech in the dictionary."""
+    from assistant.knowledge import knowledge_path
+
+    found = set()
+    with knowledge_path("jieba", "dict.txt").open(encoding="utf-8") as lines:
+        for line in lines:
+            fields = line.split()
+            if len(fields) == 3 and len(fields[0]) == 1 and fields[2] in FUNCTION_TAGS:
+                found.add(fields[0])
+    return frozenset(found)
 
 
 @cache
