@@ -235,6 +235,9 @@ def test_edit_experiments_fail_with_file_and_entry(edit, name, change, message) 
         ("phase_terms.yaml", lambda d: d.update(traning={}), "unknown key 'traning'"),
         ("section_terms.yaml", lambda d: d.update({"train-micro": {}}), "'train-micro'"),
         ("section_terms.yaml", lambda d: d["wu-disk"].update(en="disk"), "'en'"),
+        ("query_cues.yaml", lambda d: d["en"]["cues"].append("besides (.+)"), "'aside'"),
+        ("query_cues.yaml", lambda d: d["zh"].update(end="(["), "does not compile"),
+        ("query_cues.yaml", lambda d: d.update(factor=2.0), "'factor'"),
         (
             "i18n/cli.yaml",
             lambda d: d["headline_oom"].update(en=d["headline_oom"]["en"] + " {phse}"),

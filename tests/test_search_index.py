@@ -381,3 +381,33 @@ def test_a_section_is_found_by_its_concept_words() -> None:
     assert hits[0].section == "gen-reduce-concurrency"
     concepts = search_index.load_section_terms()
     assert "queue depth" in concepts["gen-reduce-concurrency"]
+
+
+@pytest.mark.parametrize(
+    ("query", "aside"),
+    [
+        ("besides mem_fraction_static, what else can I tune", ["mem_fraction_static"]),
+        ("I don't want to switch to disk, how else", ["disk"]),
+        ("NCCL 更新权重 OOM，但不想切 disk 模式", ["disk 模式"]),
+        ("除了 mem_fraction_static 还能调什么", ["mem_fraction_static"]),
+        ("mem_fraction_static 之外还能调什么", ["mem_fraction_static"]),
+        ("不想放弃 NCCL，权重更新还能怎么省显存", []),  # a double negative keeps NCCL
+        ("能不能先落盘再让推理端读", []),  # 能不能 is "can it", not a refusal
+        ("one process reads the checkpoint rather than every worker", []),
+    ],
+)
+def test_what_a_question_sets_aside(query: str, aside: list[str]) -> None:
+    from assistant.search.cues import set_aside
+
+    assert set_aside(query) == aside
+
+
+def test_a_fix_set_aside_is_not_the_answer() -> None:
+    plain = search("sglang server OOM, what can I tune", lang="en", k=5)
+    assert plain[0].section in ("gen-sglang-memory", "engine-parameters")
+    hits = search("sglang server OOM, besides mem_fraction_static what can I tune", lang="en")
+    ranked = [hit.section for hit in hits]
+    assert ranked[0] not in ("gen-sglang-memory", "engine-parameters")
+    assert ranked.index("gen-reduce-concurrency") < ranked.index("gen-sglang-memory")
+    chunk = search("NCCL 更新权重 OOM，但不想切 disk 模式", lang="zh", k=3)
+    assert chunk[0].section == "wu-chunk-buffer"

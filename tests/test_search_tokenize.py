@@ -223,4 +223,19 @@ def test_single_function_characters_count_less_in_a_query() -> None:
     weights = query_weights(["先", "显存", "盘"])
     assert weights["先"] == FUNCTION_CHARACTER_WEIGHT < 1.0
     assert weights["显存"] == 1.0
-    assert weights["盘"] == 1.0  # a noun: a topic word, not a function word
+    assert weights["盘"] > FUNCTION_CHARACTER_WEIGHT  # a noun: a topic word
+
+
+def test_a_single_character_counts_less_than_a_word_of_its_frequency() -> None:
+    """能 (93,000 in jieba) is mostly part of 能不能, 可能, 性能: dropped as a lone query term.
+    调 and 训练 are about as frequent (7,700 and 7,800): the character is damped, the word
+    is not. Ring pieces in the index are judged as words (调 from 调小 stays)."""
+    from assistant.search.tokenize import _jieba, is_function_piece, query_weights
+
+    frequency = _jieba().FREQ
+    assert abs(frequency["调"] - frequency["训练"]) < 0.05 * frequency["训练"]
+    weights = query_weights(["能", "训练", "调"])
+    assert "能" not in weights
+    assert weights["训练"] == 1.0
+    assert 0.0 < weights["调"] < 1.0
+    assert not is_function_piece("调")

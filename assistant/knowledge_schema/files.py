@@ -47,6 +47,7 @@ def check_files() -> None:
         redact,
         glossary,
         section_terms,
+        query_cues,
         phase_terms,
         i18n,
         guide,
@@ -243,6 +244,28 @@ def section_terms() -> None:
         entry = Entry(file, top.data[section], f"'{section}'").only(*LANGS)
         for lang in LANGS:
             entry.strings(lang, required=True)
+
+
+def query_cues() -> None:
+    """Set-aside cues: a factor in (0, 1], per language regexes with an 'aside' group."""
+    import re
+
+    file = "query_cues.yaml"
+    top = _top(file, "factor", *LANGS)
+    top.get("factor", float, check=lambda f: 0 < f <= 1)
+    for lang in LANGS:
+        entry = Entry(file, top.get(lang, dict), f"'{lang}'").only("cues", "end")
+        for pattern in entry.strings("cues", required=True):
+            if "(?P<aside>" not in pattern:
+                entry.fail(f"cue {pattern!r} has no named group 'aside'")
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                entry.fail(f"cue {pattern!r} does not compile: {exc}")
+        try:
+            re.compile(entry.get("end", str))
+        except re.error as exc:
+            entry.fail(f"'end' does not compile: {exc}")
 
 
 def phase_terms() -> None:

@@ -65,10 +65,11 @@ def search(
     terms = query_terms(query)
     if not terms or k == 0:
         return []
-    weights = query_weights(terms)
+    aside = _aside_terms(query)
+    weights = {term: w for term, w in query_weights(terms).items() if term not in aside}
     phases = query_phases(query, phase_patterns()) if config.phase_boost else set()
     words = plain_words(query) if config.typos else {}
-    ranked = _rank(langs, weights, words, phases, config)[:k]
+    ranked = _set_aside(_rank(langs, weights, words, phases, config), aside)[:k]
     meaningful = [term for term in terms if term in weights]
     return [_hit(doc, score, meaningful, index) for score, doc, index in ranked]
 
@@ -97,6 +98,41 @@ def _rank(
                 ranked.append((score * scale, order, doc, index))
     ranked.sort(key=lambda item: (-item[0], item[1]))
     return [(score, doc, index) for score, _order, doc, index in ranked]
+
+
+def _aside_terms(query: str) -> set[str]:
+    """Terms of what the query sets aside ("besides X", "不想切 X"): not searched for."""
+    from assistant.search.cues import set_aside
+
+    return {term for text in set_aside(query) for term in _naming_terms(text)}
+
+
+def _set_aside(
+    ranked: list[tuple[float, dict[str, Any], Any]], aside: set[str]
+) -> list[tuple[float, dict[str, Any], Any]]:
+    """Rank lower the sections that the set-aside terms name."""
+    from assistant.search.cues import aside_factor
+
+    if not aside:
+        return ranked
+    factor = aside_factor()
+    rescored = [
+        (score * factor if aside & _named_by(doc) else score, doc, index)
+        for score, doc, index in ranked
+    ]
+    rescored.sort(key=lambda item: -item[0])  # stable: ties keep the earlier order
+    return rescored
+
+
+def _naming_terms(text: str) -> set[str]:
+    """Terms of a set-aside text that can name a section (no single characters)."""
+    return {term for term in query_terms(text) if len(term) > 1 and not term.isdigit()}
+
+
+def _named_by(doc: dict[str, Any]) -> set[str]:
+    """What a section is named by: its title, its config keys and its title's concepts."""
+    fields = doc["fields"]
+    return set(fields["title"]) | set(fields["keys"]) | set(fields["title_glossary"])
 
 
 def _langs_for(query: str, lang: str | None) -> tuple[str, ...]:

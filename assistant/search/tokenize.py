@@ -126,24 +126,33 @@ def query_weights(terms: list[str]) -> dict[str, float]:
 FUNCTION_TAGS = frozenset(["d", "c", "p", "u", "y", "e", "r"])
 FUNCTION_CHARACTER_WEIGHT = 0.3
 DAMPED_LOG_FREQ = 4.5
+# A single character is counted this many powers of ten more frequent than jieba says:
+# a character is more often part of other words than its own count tells
+# (能 in 能不能, 可能, 性能), so it means less than a word of the same count.
+SINGLE_CHARACTER_SHIFT = 1.0
 DROPPED_LOG_FREQ = 5.0
 
 
 def is_function_piece(term: str) -> bool:
-    """A Chinese word common enough that queries damp or drop it (see query_weights)."""
-    return _commonness_weight(term) < 1.0
+    """A Chinese word common enough to leave out of a glossary ring's pieces.
+
+    Judged by frequency alone, as a word: a single character split off a ring term
+    (爆 from 爆了, 调 from 调小) still stands for the ring in the index.
+    """
+    return _commonness_weight(term, query=False) < 1.0
 
 
 @cache
-def _commonness_weight(term: str) -> float:
+def _commonness_weight(term: str, query: bool = True) -> float:
     if not has_cjk(term):
         return 1.0
-    if len(term) == 1 and term in _function_characters():
+    single = len(term) == 1 and query
+    if single and term in _function_characters():
         return FUNCTION_CHARACTER_WEIGHT
     freq = _jieba().FREQ.get(term) or 0
     if freq <= 1:
         return 1.0
-    log_freq = math.log10(freq)
+    log_freq = math.log10(freq) + (SINGLE_CHARACTER_SHIFT if single else 0.0)
     if log_freq >= DROPPED_LOG_FREQ:
         return 0.0
     excess = log_freq - DAMPED_LOG_FREQ
