@@ -78,16 +78,19 @@ def ask_open_questions(
     Only questions whose answer can change that fix are asked, one at a time; the
     tree is walked again after every answer (the log is not read again) and the
     fix is shown again when it changed. A skipped question takes its default.
-    Questions that cannot change the fix take their default at the end.
+    When fix #1 is settled and a later fix has questions of its own, the user is
+    offered to move on to it (default: no); questions never reached take their
+    default at the end.
     """
     from assistant import pipeline
-    from assistant.prompting import ask
-    from assistant.render.text import render_first_fix
+    from assistant.i18n import message
+    from assistant.prompting import offer
+    from assistant.render.text import render_first_fix, render_fix
 
     color = use_color(sys.stderr)
     answers = dict(answers)
 
-    def again(use_defaults: bool) -> Any:  # the tree once more on the same report
+    def again(use_defaults: bool, focus: int = 0) -> Any:  # the tree again, same report
         return pipeline.conclude(
             diagnosis.report,
             config=config,
@@ -95,19 +98,53 @@ def ask_open_questions(
             lang=diagnosis.lang,
             use_defaults=use_defaults,
             model_config=model_config,
+            focus=focus,
         )
 
-    if diagnosis.decision.asking:
+    shown = bool(diagnosis.decision.asking)
+    if shown:
         sys.stderr.write(render_first_fix(diagnosis, color=color, headline=True))
+    focus = 0
+    while True:
+        diagnosis = _ask_for_fix(diagnosis, answers, focus, color, again)
+        later = again(use_defaults=False, focus=focus + 1)
+        if later.decision.focus <= focus or not later.decision.asking:
+            break
+        if not shown:  # the answer comes before any offer, too
+            sys.stderr.write(render_first_fix(diagnosis, color=color, headline=True))
+            shown = True
+        fix = later.decision.recommendations[later.decision.focus]
+        count = len(later.decision.asking)
+        text = message(
+            "offer_next_fix", later.lang, done=focus + 1, n=focus + 2, title=fix.title, count=count
+        )
+        if not offer(text, later.lang):
+            break
+        focus, diagnosis = focus + 1, later
+        sys.stderr.write(render_fix(diagnosis, focus, color=color))
+    return again(use_defaults=True)
+
+
+def _ask_for_fix(
+    diagnosis: Any,
+    answers: dict[str, Answer],
+    focus: int,
+    color: bool,
+    again: Any,
+) -> Any:
+    """Ask the open questions that can change fixes #1..#focus+1, one at a time."""
+    from assistant.prompting import ask
+    from assistant.render.text import render_fix
+
     while diagnosis.decision.asking:
-        before = render_first_fix(diagnosis, color=False)
+        before = render_fix(diagnosis, focus, color=False)
         question = diagnosis.decision.asking[0]
         reply = ask(question, diagnosis.lang)
         answers[question.id] = (reply, "user") if reply is not None else ("", "default")
-        diagnosis = again(use_defaults=False)
-        if render_first_fix(diagnosis, color=False) != before:
-            sys.stderr.write(render_first_fix(diagnosis, color=color, updated=True))
-    return again(use_defaults=True)
+        diagnosis = again(use_defaults=False, focus=focus)
+        if render_fix(diagnosis, focus, color=False) != before:
+            sys.stderr.write(render_fix(diagnosis, focus, color=color, updated=True))
+    return diagnosis
 
 
 def write_patch(args: argparse.Namespace, config: Any, diagnosis: Any) -> None:

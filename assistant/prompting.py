@@ -40,6 +40,18 @@ def ask(question: Question, lang: str) -> str | None:
             return reply
 
 
+def offer(text: str, lang: str) -> bool:
+    """A yes/no offer whose default is no: Enter, skip, Escape or Ctrl-D decline it."""
+    from assistant.tree.questions import is_yes
+
+    sys.stderr.write(f"\n? {text} " + message("offer_hint", lang))
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    if not line:
+        sys.stderr.write("\n")
+    return bool(line) and is_yes(line)
+
+
 def shown_default(question: Question, lang: str) -> str:
     default = question.default
     return message("unknown", lang) if default in (None, "") else str(default)

@@ -53,3 +53,53 @@ def test_bad_answer_is_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_closed_stdin_takes_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
     assert ask_with_input(YESNO, "", monkeypatch) is None
     assert "taking the default (no)" in sys.stderr.getvalue()
+
+
+FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures"
+
+
+def answer_in_terminal(typed: str, monkeypatch: pytest.MonkeyPatch) -> tuple[object, str]:
+    """The terminal conversation of `diagnose` on a log whose fix #1 asks nothing but
+    whose fix #2 (micro-batch) depends on multi_turn."""
+    from assistant import pipeline
+    from assistant.commands import ask_open_questions
+    from assistant.config import load_config
+
+    config = load_config(str(FIXTURES / "configs" / "grpo_fsdp.yaml"))
+    log = FIXTURES / "advice" / "colocated_other_process.log"
+    diagnosis = pipeline.diagnose_paths([str(log)], config=config, use_defaults=False)
+    assert not diagnosis.decision.asking  # fix #1 needs no answer
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stdin", io.StringIO(typed))
+    monkeypatch.setattr(sys, "stderr", err)
+    return ask_open_questions(diagnosis, config, {}), err.getvalue()
+
+
+def source_of(diagnosis: object, qid: str) -> tuple[object, object]:
+    question = {q.id: q for q in diagnosis.decision.questions}[qid]  # type: ignore[attr-defined]
+    return question.answer, question.source
+
+
+def test_the_terminal_offers_a_later_fix_questions_and_asks_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    final, err = answer_in_terminal("y\n1\n\n", monkeypatch)
+    assert err.index("Try first:") < err.index("Fix #1 is settled. Fix #2")
+    assert "Fix #2: Optimize Micro-batch Size" in err
+    assert "multi-turn" in err
+    assert source_of(final, "multi_turn") == ("yes", "user")
+
+
+def test_declining_the_offer_keeps_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    final, err = answer_in_terminal("\n", monkeypatch)
+    assert "Fix #1 is settled" in err
+    assert "multi-turn" not in err  # its question was not asked
+    assert source_of(final, "multi_turn") == ("no", "default")
+    assert final.decision.recommendations[1].patch == {  # type: ignore[attr-defined]
+        "actor.mb_spec.max_tokens_per_mb": 4096
+    }
+
+
+def test_closed_stdin_declines_the_offer(monkeypatch: pytest.MonkeyPatch) -> None:
+    final, _ = answer_in_terminal("", monkeypatch)
+    assert source_of(final, "multi_turn") == ("no", "default")

@@ -62,15 +62,32 @@ def render_first_fix(
     return "\n".join(lines) + "\n"
 
 
-def _first_fix(diagnosis: Diagnosis, lang: str, s: Styler, *, updated: bool = False) -> list[str]:
-    """Fix #1 in a few lines, marked provisional while a question could still change it."""
+def render_fix(diagnosis: Diagnosis, index: int, *, color: bool, updated: bool = False) -> str:
+    """Fix #index+1 as render_first_fix shows fix #1 (the terminal moving on to it)."""
+    s = Styler(color)
+    return "\n".join(_first_fix(diagnosis, diagnosis.lang, s, updated=updated, index=index)) + "\n"
+
+
+def _first_fix(
+    diagnosis: Diagnosis, lang: str, s: Styler, *, updated: bool = False, index: int = 0
+) -> list[str]:
+    """A fix (#1 unless ``index``) in a few lines, marked provisional while a question
+    could still change it."""
     decision = diagnosis.decision
-    if not decision.recommendations:
+    if len(decision.recommendations) <= index:
         return []
-    first = decision.recommendations[0]
-    key = "first_fix_updated" if updated else "first_fix"
-    lines = ["", s(_t(key, lang, title=first.title), BOLD, CYAN) + s(f"  [{first.section}]", DIM)]
-    lines += ["  " + s(override, GREEN) for override in decision.cli_overrides]
+    first = decision.recommendations[index]
+    if index == 0:
+        key = "first_fix_updated" if updated else "first_fix"
+        overrides = decision.cli_overrides
+    else:
+        from assistant.tree.engine import override_text
+
+        key = "fix_n_updated" if updated else "fix_n"
+        overrides = [f"{k}={override_text(v)}" for k, v in first.patch.items()]
+    heading = _t(key, lang, title=first.title, n=index + 1)
+    lines = ["", s(heading, BOLD, CYAN) + s(f"  [{first.section}]", DIM)]
+    lines += ["  " + s(override, GREEN) for override in overrides]
     lines += ["  " + s(f"{_t('env', lang)}: {k}={v}", GREEN) for k, v in first.env.items()]
     if first.code_change:
         lines.append(
@@ -79,7 +96,7 @@ def _first_fix(diagnosis: Diagnosis, lang: str, s: Styler, *, updated: bool = Fa
             + first.code_change.strip().splitlines()[0]
         )
     lines += ["  " + s(check, YELLOW) for check in first.checks]
-    if not (decision.cli_overrides or first.env or first.code_change or first.checks):
+    if not (overrides or first.env or first.code_change or first.checks):
         lines.append("  " + s(_t("first_fix_no_change", lang), DIM))
     if decision.provisional:
         assumed = ", ".join(

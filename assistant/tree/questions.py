@@ -57,6 +57,12 @@ def is_skip(reply: str) -> bool:
     return not text or "\x1b" in text or text in skip_words()
 
 
+def is_yes(reply: str) -> bool:
+    """A reply that means yes ("y", "yes", "是", "1" for the first of yes/no)."""
+    text = reply.strip().lower()
+    return text == "1" or text in _words()[0]
+
+
 def alternatives(qid: str) -> list[str]:
     """Answers to try when deciding whether a question can change a fix."""
     spec = question_specs()[qid]
