@@ -452,3 +452,43 @@ async def test_next_fix_moves_the_focus(stub):
         await pilot.press("ctrl+n")
         await settle(pilot)
         assert "That was the last fix." in chat_texts(app)[-1]
+
+
+def keystrokes(text: str) -> list[events.Key]:
+    """``text`` as a terminal without bracketed paste sends it: characters, Enter per line."""
+    names = {" ": "space", "\n": "enter", ".": "full_stop", ":": "colon", ",": "comma"}
+    return [events.Key(names.get(char, char), "\r" if char == "\n" else char) for char in text]
+
+
+async def send_all_at_once(pilot, text: str) -> None:
+    """Post every key at once, as the driver does with one read of a pasted buffer."""
+    for key in keystrokes(text):
+        pilot.app.post_message(key)
+    await pilot.pause(0.5)
+    await settle(pilot)
+
+
+@pilot_test
+async def test_a_log_typed_in_as_keys_is_one_log_not_many_questions(stub):
+    """No bracketed paste: the lines arrive as keys with an Enter each, faster than typing."""
+    log = "step 12 done\nrank 0 training\ntorch.OutOfMemoryError: CUDA out of memory\nbye\n"
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        app.query_one("#chat-input", Input).focus()
+        await send_all_at_once(pilot, log)
+        user = chat_texts(app, "user")
+        assert len(user) == 1 and "4 lines" in user[0]
+        assert app.session.report is not None and app.session.report.oom
+        panel = app.query_one(PastePanel)
+        assert "bye" in (panel.pending or app.query_one(PasteArea).text)
+        assert app.query_one("#chat-input", Input).value == ""
+
+
+@pilot_test
+async def test_a_line_typed_alone_is_still_a_chat_message(stub):
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        app.query_one("#chat-input", Input).focus()
+        await send_all_at_once(pilot, "what does fsdp mean\n")
+        assert chat_texts(app, "user") == ["what does fsdp mean"]
+        assert active_tab(app) == "tab-docs"

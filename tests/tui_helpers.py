@@ -30,6 +30,7 @@ from assistant.models import (
     Question,
     Recommendation,
 )
+from assistant.tui.widgets.chat import ChatInput
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tui"
 OOM_MARK = "out of memory"
@@ -67,6 +68,7 @@ async def type_line(pilot: Pilot, text: str) -> None:
     chat.focus()
     chat.value = text
     await pilot.press("enter")
+    await pilot.pause(ChatInput.BURST_SECONDS * 2)  # a line alone is sent after the window
     await settle(pilot)
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual import events
 from textual.containers import VerticalScroll
+from textual.timer import Timer
 from textual.widgets import Input, Static
 
 from assistant.tui.literal import is_multiline, normalize_paste
@@ -50,7 +53,21 @@ class ChatLog(VerticalScroll):
 
 
 class ChatInput(Input):
-    """Enter sends a line; a multi-line paste is taken as a log, whole."""
+    """Enter sends a line; a multi-line paste is taken as a log, whole.
+
+    A terminal without bracketed paste (or a tmux/ssh chain that drops it) types a
+    pasted log in as keys: each line ends with an Enter. Lines submitted within
+    BURST_SECONDS of each other came faster than anyone types, so they are gathered and
+    sent together as a log; a line on its own is a chat message, sent when the burst
+    window closes (a pause too short to notice).
+    """
+
+    BURST_SECONDS = 0.12
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._burst: list[str] = []
+        self._burst_timer: Timer | None = None
 
     def _on_paste(self, event: events.Paste) -> None:
         if is_multiline(event.text):
@@ -60,7 +77,19 @@ class ChatInput(Input):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        text = event.value.strip()
-        if text:
-            self.value = ""
-            self.post_message(ChatSubmitted(text))
+        if not event.value.strip() and not self._burst:
+            return
+        self._burst.append(event.value)
+        self.value = ""
+        if self._burst_timer is not None:
+            self._burst_timer.stop()
+        self._burst_timer = self.set_timer(self.BURST_SECONDS, self.flush_burst)
+
+    def flush_burst(self) -> None:
+        """Send what the burst gathered: one line as a message, several as a log."""
+        lines, self._burst, self._burst_timer = self._burst, [], None
+        texts = [line for line in lines if line.strip()]
+        if len(texts) > 1:
+            self.post_message(LogSubmitted("\n".join(lines).strip("\n")))
+        elif texts:
+            self.post_message(ChatSubmitted(texts[0].strip()))
