@@ -117,6 +117,8 @@ class LineMatcher:
             for pattern in sig.patterns:
                 found = pattern.search(text)
                 if found and not any(u.search(text) for u in sig.unless):
+                    if any(d.search(text) for d in self.rules.denials):
+                        return None  # a reporter quoting the error to deny it
                     return sig, found.start()
         return None
 

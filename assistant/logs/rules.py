@@ -141,6 +141,8 @@ class Rules:
     # figures read from a status line the failing process printed before the
     # failure (e.g. AReaL's Memory-Usage snapshot), for messages without figures
     context_figures: tuple[Figure, ...] = ()
+    # a line that quotes a memory error to deny it is prose, not a failure
+    denials: tuple[LazyPattern, ...] = ()
 
     @property
     def triggers(self) -> tuple[str, ...]:
@@ -198,7 +200,9 @@ def _in(choices: tuple[str, ...]) -> Callable[[Any], bool]:
 def _load_signatures() -> tuple[Signature, ...]:
     file = "signatures.yaml"
     data = load_yaml(file)
-    Entry(file, data, "(top level)").only("figures", "context_figures", "signatures", "computed")
+    Entry(file, data, "(top level)").only(
+        "figures", "context_figures", "denied_in_prose", "signatures", "computed"
+    )
     figures = _load_figures(data)
     signatures: list[Signature] = []
     for entry in entries(file, data, "signatures"):
@@ -405,6 +409,12 @@ def load_rules() -> Rules:
     return rules
 
 
+def _load_denials() -> tuple[LazyPattern, ...]:
+    file = "signatures.yaml"
+    top = Entry(file, load_yaml(file), "(top level)")
+    return tuple(top.compile(p) for p in top.strings("denied_in_prose"))
+
+
 def _load_all() -> Rules:
     lookalikes, consequences, errors = _load_lookalikes()
     return Rules(
@@ -416,6 +426,7 @@ def _load_all() -> Rules:
         facts=_load_facts(),
         describe=_load_describe(),
         context_figures=_load_context_figures(),
+        denials=_load_denials(),
     )
 
 
