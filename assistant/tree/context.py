@@ -247,9 +247,10 @@ def _pool_full(ctx: Context) -> bool:
 
 @derived("colocated")
 def _colocated(ctx: Context) -> bool:
-    """Trainer and inference server take turns on the same GPUs (offload, colocation)."""
+    """Trainer and inference server take turns on the same GPUs (offload, colocation):
+    the config says so, or without a config the log does (facts.yaml colocated)."""
     if not ctx.has_config:
-        return False
+        return ctx.report.facts.get("colocated") is True
     if ctx.config.get("enable_offload") is True:
         return True
     for engine in ("rollout", "actor"):

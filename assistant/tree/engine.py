@@ -35,6 +35,7 @@ from assistant.tree.values import (
 # text variables: tree.yaml's validator checks both
 ENGINE_REASONS = {
     "not-first-no-patch": ("fix", "first"),
+    "same-change-as": ("first",),
     "check-your-value": ("key", "default", "usual", "lower"),
     "breaks-constraint": ("warning",),
 }
@@ -124,6 +125,7 @@ def _decide(
                 decision.recommendations.append(outcome)
         with ctx.peek():  # the same lead conditions again: nothing new is needed
             _place_second(decision, second_leads(ctx, data))
+        _drop_repeated_changes(decision, data, lang)
         if use_defaults and ctx.has_config:
             _patchable_first(ctx, decision, data)
     # the explicit pass: the questions are those the chosen plan and fixes needed
@@ -180,6 +182,22 @@ def _place_second(decision: Decision, seconds: set[str]) -> None:
     rest = [r for r in recs if r.fix not in seconds]
     if moved and rest:
         decision.recommendations = rest[:1] + moved + rest[1:]
+
+
+def _drop_repeated_changes(decision: Decision, data: Mapping[str, Any], lang: str) -> None:
+    """A fix whose change an earlier fix already makes (a lead and a plan fix that both
+    lower gpu_memory_utilization) is listed once; the later one goes to ``skipped``."""
+    kept: list[Recommendation] = []
+    for rec in decision.recommendations:
+        earlier = next(
+            (k for k in kept if rec.patch and rec.patch == k.patch and rec.env == k.env), None
+        )
+        if earlier is None:
+            kept.append(rec)
+            continue
+        text = _format(reason(data, "same-change-as", lang), {"first": earlier.section})
+        decision.skipped.append(Skipped(rec.section, text, rec.fix))
+    decision.recommendations = kept
 
 
 def _auto(rec: Recommendation, data: Mapping[str, Any]) -> bool:

@@ -1,0 +1,71 @@
+"""Advice for classes met in fresh_logs5 (AReaL in depth), each on a fixture written here:
+a GPU already full at process set-up, the server side of a weight update, colocation
+read from the log, and one change offered once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assistant.logs import read_and_classify
+from assistant.pipeline import conclude
+
+ADVICE = Path(__file__).parent / "fixtures" / "advice"
+
+
+def diagnose(log: str):
+    report = read_and_classify([str(ADVICE / log)])
+    return conclude(report, lang="en", use_defaults=True)
+
+
+def fixes(diagnosis) -> list[str]:
+    return [r.fix for r in diagnosis.decision.recommendations]
+
+
+def test_a_gpu_full_before_the_process_built_anything_points_at_other_processes():
+    diagnosis = diagnose("process_setup_gpu_full.log")
+    assert diagnosis.report.phase == "model_loading"
+    assert diagnosis.report.stage == "process_setup"
+    assert fixes(diagnosis)[0] == "foreign-process"
+    first = diagnosis.decision.recommendations[0]
+    assert "only setting up" in first.why
+
+
+def test_at_process_set_up_in_a_colocated_run_the_own_server_is_named():
+    diagnosis = diagnose("process_setup_colocated.log")
+    assert diagnosis.report.stage == "process_setup"
+    assert diagnosis.report.facts.get("colocated") is True  # "enable_offload: true"
+    assert fixes(diagnosis)[0] == "colocated-sglang"
+
+
+def test_vllm_worker_extension_failing_an_update_is_the_inference_side():
+    diagnosis = diagnose("vllm_worker_update_oom.log")
+    assert diagnosis.report.phase == "weight_update"
+    assert diagnosis.report.stage == "inference_side"
+    assert diagnosis.report.facts.get("server") == "vllm"
+    assert fixes(diagnosis)[0] == "vllm-utilization-lower"
+
+
+def test_sglang_update_online_with_the_nccl_error_between_its_two_halves():
+    diagnosis = diagnose("sglang_update_online_split.log")
+    assert diagnosis.report.kind == "nccl"
+    assert diagnosis.report.stage == "inference_side"
+    assert fixes(diagnosis)[0] == "sglang-fraction-lower"
+
+
+def test_colocation_read_from_the_log_and_one_change_listed_once():
+    diagnosis = diagnose("vllm_startup_colocated.log")
+    assert diagnosis.report.facts.get("colocated") is True
+    assert fixes(diagnosis)[0] == "colocated-vllm"
+    assert "vllm-utilization-lower" not in fixes(diagnosis)
+    skipped = {s.fix: s.why for s in diagnosis.decision.skipped}
+    assert "the same change as [x-vllm-memory]" in skipped["vllm-utilization-lower"]
+
+
+def test_the_word_colocated_alone_is_not_offload():
+    """Training engines (actor, ref, critic) are 'colocated' too; only enable_offload or
+    the trainer's offload lines say the inference server shares the GPUs."""
+    from assistant.logs.rules import load_rules
+
+    rule = next(f for f in load_rules().facts if f.id == "colocated-offload")
+    assert not any(p.search("actor/ref/critic colocated on the same GPUs") for p in rule.patterns)
+    assert any(p.search("enable_offload: true") for p in rule.patterns)
