@@ -24,6 +24,7 @@ from assistant.logs.lazyre import lazy
 
 REPAIR_MAX_BYTES = 2 * 1024 * 1024  # a paste (an issue comment holds 64 KiB)
 MIN_WRAP_WIDTH = 60  # terminals and issue viewers wrap at 80..250 columns
+LONGER_THAN_WRAP_SHARE = 0.05  # lines longer than the wrap width (typed above the paste)
 FLAT_MIN_CHARS = 600  # a flattened traceback is a long line with several frames in it
 QUOTED_SHARE = 0.6  # share of non-empty lines that start with '>' for a quoted paste
 
@@ -182,15 +183,18 @@ def _is_quoted(lines: list[str]) -> bool:
 def _wrapped_lines(lines: list[str]) -> set[int]:
     """1-based numbers of lines a terminal cut at a fixed width (joined to the next).
 
-    The width is the longest line length that at least two lines share exactly, when
-    no line is longer: a hard wrap leaves every cut line at the same, maximal width."""
+    The width is the line length that most long lines share exactly: a hard wrap
+    leaves every cut line at the same width. A few lines may be longer (the reporter's
+    own words typed above the paste, which the terminal did not wrap), but no more than
+    a quarter as many as the cut lines, and more than one only within
+    LONGER_THAN_WRAP_SHARE of all lines."""
     if not lines:
         return set()
     lengths = list(map(len, lines))
     if any(line.endswith("\r") for line in lines):
         lengths = [len(line.rstrip("\r")) for line in lines]
-    widest = max(lengths)
-    if widest < MIN_WRAP_WIDTH or lengths.count(widest) < 2:
+    widest = _wrap_width(lengths)
+    if widest is None:
         return set()
     cut = set()
     for index, length in enumerate(lengths[:-1]):
@@ -201,6 +205,21 @@ def _wrapped_lines(lines: list[str]) -> set[int]:
         if following.strip() and not following[:2].isspace() and not _RECORD_START.match(following):
             cut.add(index + 1)
     return cut if len(cut) >= 2 else set()
+
+
+def _wrap_width(lengths: list[int]) -> int | None:
+    """The width a terminal wrapped at, or None when the lengths show no such width."""
+    from collections import Counter
+
+    long = Counter(length for length in lengths if length >= MIN_WRAP_WIDTH)
+    if not long:
+        return None
+    width, count = long.most_common(1)[0]
+    longer = sum(1 for length in lengths if length > width)
+    allowed = max(1.0, LONGER_THAN_WRAP_SHARE * len(lengths))
+    if count < 2 or longer > count // 4 or longer > allowed:
+        return None
+    return width
 
 
 def _join(lines: list[tuple[str, int]], cut: set[int]) -> list[tuple[str, int]]:
