@@ -69,3 +69,12 @@ def test_the_word_colocated_alone_is_not_offload():
     rule = next(f for f in load_rules().facts if f.id == "colocated-offload")
     assert not any(p.search("actor/ref/critic colocated on the same GPUs") for p in rule.patterns)
     assert any(p.search("enable_offload: true") for p in rule.patterns)
+
+
+def test_a_failed_wake_up_call_names_vllm_and_the_wake_up_stage():
+    """vLLM's sleep mode: /wake_up and its cumem allocator; not SGLang's memory saver."""
+    diagnosis = diagnose("vllm_wake_up_500.log")
+    assert diagnosis.report.phase == "generation"
+    assert diagnosis.report.stage == "wake_up"
+    assert diagnosis.report.facts.get("server") == "vllm"
+    assert fixes(diagnosis)[0] == "vllm-utilization-lower"
