@@ -44,13 +44,19 @@ def test_fixed_width_wrap_is_joined_and_lines_map_back() -> None:
 
 def test_a_wrap_is_found_under_a_longer_line_the_reporter_typed_above_it() -> None:
     """tmux wrapped the log at 60 columns; the question above it was typed, not wrapped."""
-    question = "Step 1 dies in update_actor after rollout finished, pasted from tmux which wrapped it:"
+    question = (
+        "Step 1 dies in update_actor after rollout finished, pasted from tmux which wrapped it:"
+    )
     assert len(question) > 60
-    long_frame = '  File "/usr/local/lib/python3.10/dist-packages/torch/optim/adam.py", line 737, in x'
+    long_frame = (
+        '  File "/usr/local/lib/python3.10/dist-packages/torch/optim/adam.py", line 737, in x'
+    )
     text = question + "\n" + hard_wrap([TRACE[0], long_frame, long_frame, *TRACE[2:]], 60)
     fixed = repair(text)
     assert fixed is not None
-    assert any("GPU 0 has a total capacity of 79.19 GiB" in line for line in fixed.text.splitlines())
+    assert any(
+        "GPU 0 has a total capacity of 79.19 GiB" in line for line in fixed.text.splitlines()
+    )
     assert fixed.text.splitlines()[0] == question
 
 

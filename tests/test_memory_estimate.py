@@ -276,3 +276,41 @@ def test_unknown_model_error_in_chinese(run_cli) -> None:
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
     assert "无法从 actor.path './unknown-model' 得知模型尺寸" in result.stderr
     assert "--model-config" in result.stderr
+
+
+def test_colocated_engines_add_their_resident_memory_and_the_largest_working_set(
+    run_cli,
+) -> None:
+    data = json.loads(estimate(run_cli, "ppo-colocated-1.5b.yaml", "--format", "json").stdout)
+    engines = data["engines"]
+    (group,) = data["colocated"]
+    assert group["engines"] == ["actor", "critic", "ref"]
+
+    def part(name: str, keys: tuple[str, ...]) -> int:
+        return sum(engines[name]["per_gpu"].get(key, 0) for key in keys)
+
+    resident = ("weights_bytes", "gradients_bytes", "optimizer_states_bytes", "overhead_bytes")
+    working = ("activations_bytes", "logits_bytes", "gathered_layers_bytes")
+    assert group["resident_bytes"] == sum(part(n, resident) for n in group["engines"])
+    assert group["working_bytes"] == max(part(n, working) for n in group["engines"])
+    # the critic trains without checkpointing: its activations are the largest working set
+    assert group["working_bytes"] == part("critic", working)
+    assert group["total_bytes"] == group["resident_bytes"] + group["working_bytes"]
+    assert group["total_bytes"] > max(
+        e["total_bytes"] for e in engines.values() if e["role"] == "training"
+    )
+
+
+def test_a_colocated_group_that_does_not_fit_is_said_and_exits_1(run_cli) -> None:
+    """Each engine fits a 36 GiB GPU alone; together they do not."""
+    result = estimate(run_cli, "ppo-colocated-1.5b.yaml", "--gpu-memory", "36GiB")
+    data = json.loads(
+        estimate(
+            run_cli, "ppo-colocated-1.5b.yaml", "--gpu-memory", "36GiB", "--format", "json"
+        ).stdout
+    )
+    assert all(e["fits"] for name, e in data["engines"].items() if name != "rollout")
+    assert data["colocated"][0]["fits"] is False
+    assert result.exit_code == 1
+    assert "actor + critic + ref share their GPUs" in result.stdout
+    assert "(fits: NO)" in result.stdout

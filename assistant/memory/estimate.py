@@ -294,7 +294,8 @@ def estimate(
     server = server_setup(config)
     if server is not None:
         engines["rollout"] = rollout_engine(config, model, server, gpu_bytes, notes)
-    if any(layout.colocated for layout in layouts.values()):
+    groups = colocated_groups(config, engines, gpu_bytes)
+    if groups:
         notes.add(message("memory.colocated", lang))
     return {
         "schema": SCHEMA,
@@ -313,6 +314,59 @@ def estimate(
             **({"stand_in_for": model.stand_in_for} if model.stand_in_for else {}),
         },
         "engines": engines,
-        "fits": all(e["fits"] for e in engines.values()),
+        "colocated": groups,
+        "fits": all(e["fits"] for e in engines.values()) and all(g["fits"] for g in groups),
         "assumptions": notes.items,
     }
+
+
+# what a training engine keeps on its GPUs between its own steps, and what it needs only
+# while it computes (one engine of a colocated group computes at a time)
+RESIDENT = ("weights_bytes", "gradients_bytes", "optimizer_states_bytes", "overhead_bytes")
+WORKING = ("activations_bytes", "logits_bytes", "gathered_layers_bytes")
+
+
+def colocated_groups(
+    config: ExperimentConfig, engines: dict[str, Any], gpu: int
+) -> list[dict[str, Any]]:
+    """Engines scheduled onto another engine's GPUs (scheduling_strategy colocation,
+    target), with what they need there together: every member's resident memory plus
+    the largest working set (activations and logits of the one that computes). An
+    inference server counts whole, unless enable_offload has the trainer step aside."""
+    members: dict[str, list[str]] = {}
+    for name in engines:
+        strategy = config.get(f"{name}.scheduling_strategy.type")
+        target = config.get(f"{name}.scheduling_strategy.target")
+        colocation = isinstance(strategy, str) and strategy.lower() == "colocation"
+        if colocation and isinstance(target, str) and target in engines and target != name:
+            members.setdefault(target, [target]).append(name)
+    offload = config.get("enable_offload") is True
+    groups = []
+    for names in members.values():
+        counted = [n for n in names if not (offload and engines[n].get("role") == "inference")]
+        if len(counted) < 2:
+            continue
+        resident = sum(_resident(engines[n]) for n in counted)
+        working = max(_working(engines[n]) for n in counted)
+        groups.append(
+            {
+                "engines": counted,
+                "resident_bytes": resident,
+                "working_bytes": working,
+                "total_bytes": resident + working,
+                "fits": resident + working <= gpu,
+            }
+        )
+    return groups
+
+
+def _resident(engine: dict[str, Any]) -> int:
+    if engine.get("role") != "training":
+        return int(engine["total_bytes"])
+    return sum(int(engine["per_gpu"].get(key, 0)) for key in RESIDENT)
+
+
+def _working(engine: dict[str, Any]) -> int:
+    if engine.get("role") != "training":
+        return 0
+    return sum(int(engine["per_gpu"].get(key, 0)) for key in WORKING)

@@ -101,11 +101,29 @@ def render_estimate_text(result: dict[str, Any], *, color: bool, lang: str) -> s
     lines.append(s(message("estimate_units", lang), DIM))
     for name, engine in result["engines"].items():
         lines += engine_notes(name, engine, lang)
+    for group, text in zip(result.get("colocated", []), colocated_notes(result, lang), strict=True):
+        lines.append("  " + text if group["fits"] else s("  " + text, RED))
     lines += ["", s(message("estimate_assumptions", lang), BOLD)]
     lines += [f"  - {item}" for item in result["assumptions"]]
     verdict = "estimate_all_fit" if result["fits"] else "estimate_not_fit"
     lines += ["", s(message(verdict, lang), GREEN if result["fits"] else RED)]
     return "\n".join(lines) + "\n"
+
+
+def colocated_notes(result: dict[str, Any], lang: str) -> list[str]:
+    """A line per group of engines sharing GPUs: what they need there together."""
+    return [
+        message(
+            "estimate_colocated_line",
+            lang,
+            engines=" + ".join(group["engines"]),
+            resident=_gib(group["resident_bytes"]),
+            working=_gib(group["working_bytes"]),
+            total=_gib(group["total_bytes"]),
+            fits=message("estimate_fits_yes" if group["fits"] else "estimate_fits_no", lang),
+        )
+        for group in result.get("colocated", [])
+    ]
 
 
 def engine_notes(name: str, engine: dict[str, Any], lang: str) -> list[str]:

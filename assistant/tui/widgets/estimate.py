@@ -57,7 +57,7 @@ def estimate_widgets(view: EstimateView | None, lang: str) -> Iterator[Widget]:
         yield Static(literal("⚠ " + (view.error or "")), classes="warning", id="estimate-error")
         yield Static(Text(t("estimate.error_hint", lang), style="dim"), classes="note")
         return
-    from assistant.render.estimate import engine_notes, model_line
+    from assistant.render.estimate import colocated_notes, engine_notes, model_line
 
     result = view.result
     yield Static(literal(model_line(result, lang), "bold"), id="estimate-model")
@@ -68,7 +68,7 @@ def estimate_widgets(view: EstimateView | None, lang: str) -> Iterator[Widget]:
         line.strip()
         for name, e in result["engines"].items()
         for line in engine_notes(name, e, lang)
-    ]
+    ] + colocated_notes(result, lang)
     if notes:
         yield Static(literal("\n".join(f"· {line}" for line in notes)), id="estimate-notes")
     verdict = "estimate.all_fit" if result["fits"] else "estimate.not_fit"
