@@ -228,6 +228,8 @@ def test_edit_experiments_fail_with_file_and_entry(edit, name, change, message) 
         ("inferences.yaml", lambda d: d["fragmentation"].pop("min_times_request"), "missing"),
         ("memory.yaml", lambda d: d["frames"][0].update(patterns=["("]), "does not compile"),
         ("memory.yaml", lambda d: d["frames"][7].update(also=["logit"]), "tensor family 'logit'"),
+        ("memory.yaml", lambda d: d["lora"]["targets"].update(qp=["hidden", "x", "mlp"]), "'qp'"),
+        ("memory.yaml", lambda d: d["lora"]["all_linear"].append("qproj"), "LoRA target 'qproj'"),
         ("models.yaml", lambda d: d["models"][0].update(vocab=1), "unknown key 'vocab'"),
         ("docs_query.yaml", lambda d: d["en"].update(trainig="x"), "'en.trainig'"),
         ("redact.yaml", lambda d: d["rules"][0].update(replce="x"), "unknown key 'replce'"),

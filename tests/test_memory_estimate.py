@@ -196,11 +196,47 @@ def test_zh_text_table_lines_up(run_cli) -> None:
     assert len({width(line) for line in table}) == 1, table
 
 
-def test_lora_is_said_to_be_counted_as_full_training(run_cli) -> None:
+def test_lora_trains_only_the_adapters(run_cli) -> None:
+    """Qwen2.5-0.5B, rank 16 on every linear layer: PEFT's own count is 8,798,208
+    (24 layers x 16 x (q 896+896, k 896+128, v 896+128, o 896+896, gate/up 896+4864 x2,
+    down 4864+896))."""
     data = json.loads(estimate(run_cli, "lora.yaml", "--format", "json").stdout)
-    assert any("use_lora" in item and "overestimated" in item for item in data["assumptions"])
+    actor = data["engines"]["actor"]
+    adapters = actor["lora_trainable_params"]
+    assert adapters == 24 * 16 * (2 * 1792 + 2 * 1024 + 3 * 5760)
+    assert adapters == 8_798_208
+    params = data["model"]["params"]
+    per_gpu = actor["per_gpu"]
+    assert per_gpu["weights_bytes"] == params * 2 + adapters * 2  # frozen bf16 base + adapters
+    assert per_gpu["gradients_bytes"] == adapters * 2
+    assert per_gpu["optimizer_states_bytes"] == adapters * 4
+    assert any("target_modules not set" in item for item in data["assumptions"])
+    assert any("8,798,208 trainable" in item for item in data["assumptions"])
     plain = json.loads(estimate(run_cli, "small-fits.yaml", "--format", "json").stdout)
-    assert not any("use_lora" in item for item in plain["assumptions"])
+    assert not any("LoRA" in item for item in plain["assumptions"])
+    assert "lora_trainable_params" not in plain["engines"]["actor"]
+
+
+def test_lora_on_named_megatron_modules_counts_every_expert(run_cli, tmp_path) -> None:
+    """linear_fc1/linear_fc2 of an MoE layer: one adapter per routed expert."""
+    from assistant.memory import formulas
+    from assistant.memory.facts import ModelFacts
+
+    moe = ModelFacts(
+        name="toy-moe", source="test", from_table=False, model_type="qwen3_moe",
+        vocab_size=1000, hidden_size=64, layers=2, heads=4, kv_heads=2, head_dim=16,
+        intermediate_size=256, tie_embeddings=False, experts=8, experts_per_token=2,
+        moe_intermediate_size=32,
+    )  # fmt: skip
+    shapes = {
+        "linear_fc1": ["hidden", "2mlp", "mlp"],
+        "linear_qkv": ["hidden", "q+2kv", "attention"],
+    }
+    fc1 = formulas.lora_params(moe, 4, ["linear_fc1"], shapes)
+    assert fc1 == 2 * 8 * 4 * (64 + 2 * 32)
+    qkv = formulas.lora_params(moe, 4, ["linear_qkv"], shapes)
+    assert qkv == 2 * 4 * (64 + 64 + 2 * 32)
+    assert formulas.lora_params(moe, 4, ["lm_head"], shapes) == 0  # unknown: not counted
 
 
 # --- the language of the sentences (--lang) ------------------------------------------
@@ -262,7 +298,7 @@ def test_lang_zh_text_lists_the_assumptions_in_chinese(run_cli) -> None:
     assert len(listed) >= 5 and all(line.startswith("  - ") for line in listed)
     for line in listed:
         assert CJK.search(line) and not english_words(line), line
-    assert "use_lora 为 true" in out and "显存：假定 80 GiB" in out
+    assert "秩为 16 的 LoRA 增加 8,798,208 个可训练参数" in out and "显存：假定 80 GiB" in out
 
 
 def test_lang_auto_follows_the_locale(run_cli, monkeypatch) -> None:

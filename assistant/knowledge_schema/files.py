@@ -178,7 +178,7 @@ def inferences() -> None:
 
 def memory() -> None:
     file = "memory.yaml"
-    top = _top(file, "frames", "assumptions")
+    top = _top(file, "frames", "assumptions", "lora")
     families: set[str] = set()
     also: list[tuple[Entry, tuple[str, ...]]] = []
     for index, item in enumerate(top.get("frames", list)):
@@ -193,6 +193,18 @@ def memory() -> None:
     for key, value in top.get("assumptions", dict).items():
         if not isinstance(value, int | float | str) or isinstance(value, bool):
             top.fail(f"'assumptions.{key}' must be a number or a string")
+    lora = Entry(file, top.get("lora", dict), "'lora'").only(
+        "default_rank", "all_linear", "targets"
+    )
+    lora.get("default_rank", int, check=lambda n: n > 0)
+    sizes = {"hidden", "q", "kv", "q+2kv", "mlp", "2mlp"}
+    targets = lora.get("targets", dict)
+    for name, shape in targets.items():
+        ok = isinstance(shape, list) and len(shape) == 3 and set(shape[:2]) <= sizes
+        if not ok or shape[2] not in ("attention", "mlp"):
+            lora.fail(f"target '{name}' must be [input, output, attention|mlp] of {sorted(sizes)}")
+    for name in lora.strings("all_linear", required=True):
+        known(lora, "LoRA target", name, set(targets), "all_linear")
 
 
 def models() -> None:

@@ -81,11 +81,16 @@ def training_engine(
         setup.kind, setup.optimizer or "adam", setup.dtype_bytes
     )
     params = m.params
+    trainable = params
+    adapters = lora_adapters(config, m, engine, notes) if setup.optimizer is not None else None
     weights = int(params * per_param["weights"]) // setup.shard
+    if adapters is not None:  # frozen base weights in the compute dtype, adapters trained
+        trainable = adapters
+        weights = (params * setup.dtype_bytes + int(adapters * per_param["weights"])) // setup.shard
     grads = states = 0
     if setup.optimizer is not None:
-        grads = int(params * per_param["gradients"]) // setup.shard
-        states = int(params * per_param["optimizer_states"]) // setup.optimizer_shard
+        grads = int(trainable * per_param["gradients"]) // setup.shard
+        states = int(trainable * per_param["optimizer_states"]) // setup.optimizer_shard
     tp = setup.dim("t")
     cp = setup.dim("c")
     act = {
@@ -115,8 +120,6 @@ def training_engine(
     else:
         notes.add(message("memory.forward_only", notes.lang, engine=engine))
     notes.add(message("memory.logits", notes.lang))
-    if training and config is not None and config.get(f"{engine}.use_lora") is True:
-        notes.add(message("memory.lora", notes.lang, engine=engine))
     if m.moe and setup.kind == "megatron" and setup.dim("e") > 1:
         notes.add(message("memory.expert_parallel", notes.lang))
     per_gpu = {
@@ -140,10 +143,40 @@ def training_engine(
         "optimizer": setup.optimizer,
         "dtype_bytes": setup.dtype_bytes,
     }
+    if adapters is not None:
+        out["lora_trainable_params"] = adapters
     if training:
         out["activations_without_checkpointing_bytes"] = act[False]
         out["activations_with_checkpointing_bytes"] = act[True]
     return out
+
+
+def lora_adapters(
+    config: ExperimentConfig | None, m: ModelFacts, engine: str, notes: Notes
+) -> int | None:
+    """Trainable parameters of the engine's LoRA adapters, or None without LoRA."""
+    if config is None or config.get(f"{engine}.use_lora") is not True:
+        return None
+    spec = dict((load_yaml("memory.yaml") or {}).get("lora") or {})
+    rank = config.get(f"{engine}.lora_rank")
+    if not isinstance(rank, int) or isinstance(rank, bool) or rank <= 0:
+        rank = int(spec["default_rank"])
+        notes.add(
+            message("memory.default_assumed", notes.lang, key=f"{engine}.lora_rank", value=rank)
+        )
+    targets = config.get(f"{engine}.target_modules")
+    names = [str(t) for t in targets] if isinstance(targets, list) else []
+    if not names or any(str(t).replace("-", "_") == "all_linear" for t in names):
+        if not names:
+            notes.add(message("memory.lora_all_linear", notes.lang, engine=engine))
+        names = list(spec["all_linear"])
+    shapes = dict(spec["targets"])
+    unknown = [name for name in names if name not in shapes]
+    if unknown:
+        notes.add(message("memory.lora_unknown_targets", notes.lang, names=", ".join(unknown)))
+    adapters = formulas.lora_params(m, rank, names, shapes)
+    notes.add(message("memory.lora", notes.lang, engine=engine, rank=rank, params=f"{adapters:,}"))
+    return adapters
 
 
 def rollout_engine(

@@ -7,6 +7,8 @@ follows is cited beside it (read at the snapshots fetched for this project).
 
 from __future__ import annotations
 
+from typing import Any
+
 from assistant.memory.facts import ModelFacts
 
 GIB = 1 << 30
@@ -113,6 +115,42 @@ def train_bytes_per_param(engine: str, optimizer: str, dtype_bytes: int) -> dict
         "gradients": float(dtype_bytes),
         "optimizer_states": states,
     }
+
+
+def lora_params(m: ModelFacts, rank: int, targets: list[str], shapes: dict[str, Any]) -> int:
+    """Trainable parameters of rank-``rank`` LoRA adapters on ``targets`` in every layer.
+
+    ``shapes`` maps a module name to [input, output, part] (knowledge/memory.yaml
+    ``lora.targets``); in an MoE layer an MLP adapter sits on every routed expert (and
+    the shared experts' MLP), each of the expert's intermediate size.
+    """
+    q, kv = m.heads * m.head_dim, m.kv_heads * m.head_dim
+    total = 0
+    for name in targets:
+        if name not in shapes:
+            continue
+        source, target, part = shapes[name]
+        if part == "attention":
+            size = {"hidden": m.hidden_size, "q": q, "kv": kv, "q+2kv": q + 2 * kv}
+            total += m.layers * rank * (size[source] + size[target])
+            continue
+        for inter, count, layers in _mlp_blocks(m):
+            size = {"hidden": m.hidden_size, "mlp": inter, "2mlp": 2 * inter}
+            total += layers * count * rank * (size[source] + size[target])
+    return total
+
+
+def _mlp_blocks(m: ModelFacts) -> list[tuple[int, int, int]]:
+    """(intermediate size, MLPs per layer, layers) of each kind of MLP in the model."""
+    if not m.moe:
+        return [(m.intermediate_size, 1, m.layers)]
+    blocks = [(m.moe_intermediate_size, m.experts, m.moe_layers)]
+    shared = m.shared_expert_intermediate_size or m.shared_experts * m.moe_intermediate_size
+    if shared:
+        blocks.append((shared, 1, m.moe_layers))
+    if m.dense_layers:
+        blocks.append((m.intermediate_size, 1, m.dense_layers))
+    return blocks
 
 
 def gathered_layer_bytes(m: ModelFacts, dtype_bytes: int = 2, tp: int = 1) -> int:
