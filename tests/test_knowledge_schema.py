@@ -253,6 +253,8 @@ def test_edit_experiments_fail_with_file_and_entry(edit, name, change, message) 
             "signatures.yaml: entry 'torch-oom-current': unknown key 'unles'",
         ),
         ("signatures.yaml", lambda d: d["figures"]["tried"].update(units="x"), "'units'"),
+        ("signatures.yaml", lambda d: d["reading"].update(recovery_befor=3), "'recovery_befor'"),
+        ("signatures.yaml", lambda d: d.update(corroboration_denied="(no"), "does not compile"),
         ("lookalikes.yaml", lambda d: d["lookalikes"][0].update(notise="x"), "'notise'"),
         ("lookalikes.yaml", lambda d: d["consequences"][0].update(wat="x"), "'wat'"),
         ("phases.yaml", lambda d: d["patterns"][0].update(wher=["line"]), "'wher'"),

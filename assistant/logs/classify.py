@@ -22,9 +22,6 @@ from assistant.logs.windows import Window, read_window
 MAX_WINDOWS = 24  # groups that get a window (and so a phase); the rest keep their line
 MAX_WEAK_CHECKS = 16
 TRACEBACK_VETO_BELOW = 6
-RAISE_LOOKAHEAD = 12  # lines in which a raise's exception line would follow it
-RECOVERY_BEFORE = 20  # a retry message this far above the failure (traceback after it)
-RECOVERY_AFTER = 30  # ... or this far below it
 
 
 @dataclass
@@ -88,7 +85,9 @@ class Analyser:
     def memory_hits(self, hits: Sequence[Hit]) -> tuple[list[Hit], list[Hit]]:
         """(memory hits kept, hits demoted to plain errors: uncorroborated or caused)."""
         rules = self.rules
-        sig_hits = [h for h in hits if h.category == "signature"] + _cut_after_raise(hits)
+        lookahead = rules.reading["raise_lookahead"]
+        sig_hits = [h for h in hits if h.category == "signature"]
+        sig_hits += _cut_after_raise(hits, lookahead)
         sig_hits = drop_yielding(sig_hits, {s.id: s.yields_to for s in rules.signatures})
         poison_ids = {x.id for x in rules.lookalikes if x.poisons}
         poisons = [h for h in hits if h.category == "lookalike" and h.rule in poison_ids]
@@ -158,7 +157,10 @@ class Analyser:
             ok = False
             if number < MAX_WEAK_CHECKS:
                 window = self._window(group.first)
-                ok = any(_asserts(line.text, p) for line in window.lines for p in sig.corroborate)
+                denied = self.rules.corroboration_denied
+                ok = any(
+                    _asserts(line.text, p, denied) for line in window.lines for p in sig.corroborate
+                )
             (confirmed if ok else unconfirmed).extend(group.hits)
         return confirmed, unconfirmed
 
@@ -218,15 +220,10 @@ class Analyser:
         return sorted(analysed, key=cmp_to_key(order))
 
 
-_NEGATED = re.compile(
-    r"(?i)\b(?:no|not|nothing|never|none|without|isn't|wasn't|doesn't|didn't|neither)\b[^.]{0,40}$"
-)
-
-
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 
 
-def _asserts(text: str, pattern: LazyPattern) -> bool:
+def _asserts(text: str, pattern: LazyPattern, denied: LazyPattern | None) -> bool:
     """The line states the memory evidence: not a question about it, nor its denial
     ("is the pool running out of memory?", "dmesg has nothing from the OOM killer")."""
     found = pattern.search(text)
@@ -235,7 +232,7 @@ def _asserts(text: str, pattern: LazyPattern) -> bool:
     ends = _SENTENCE_END.search(text, found.end())
     if (ends.group(0) if ends else text.rstrip()[-1:]) == "?":
         return False  # the sentence that names it asks a question
-    return not _NEGATED.search(text[: found.start()])
+    return denied is None or not denied.search(text[: found.start()])
 
 
 def _drop_recovered(
@@ -245,21 +242,19 @@ def _drop_recovered(
     the same file just before it (a logger that prints the traceback after its message)
     or just after it was caught and handled."""
     recovering = {x.id for x in rules.lookalikes if x.recovers}
+    before, after = rules.reading["recovery_before"], rules.reading["recovery_after"]
     marks = [h for h in hits if h.category == "lookalike" and h.rule in recovering]
     if not marks:
         return sig_hits, []
     kept: list[Hit] = []
     recovered: list[Hit] = []
     for hit in sig_hits:
-        near = any(
-            m.source == hit.source and -RECOVERY_BEFORE <= m.line - hit.line <= RECOVERY_AFTER
-            for m in marks
-        )
+        near = any(m.source == hit.source and -before <= m.line - hit.line <= after for m in marks)
         (recovered if near else kept).append(hit)
     return kept, recovered
 
 
-def _cut_after_raise(hits: Sequence[Hit]) -> list[Hit]:
+def _cut_after_raise(hits: Sequence[Hit], lookahead: int) -> list[Hit]:
     """Source lines that raise a memory error, where the paste ends before the
     exception line: nothing that looks like an error follows within a few lines."""
     raises = [h for h in hits if h.category == "raise"]
@@ -273,7 +268,7 @@ def _cut_after_raise(hits: Sequence[Hit]) -> list[Hit]:
     for hit in raises:
         lines = sorted(errors.get(hit.source, []))
         after = bisect_right(lines, hit.line)
-        if after == len(lines) or lines[after] - hit.line > RAISE_LOOKAHEAD:
+        if after == len(lines) or lines[after] - hit.line > lookahead:
             out.append(replace(hit, category="signature"))
     return out
 

@@ -12,6 +12,7 @@ the file and the entry, so an editing mistake never turns into a wrong diagnosis
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -143,6 +144,10 @@ class Rules:
     context_figures: tuple[Figure, ...] = ()
     # a line that quotes a memory error to deny it is prose, not a failure
     denials: tuple[LazyPattern, ...] = ()
+    # signatures.yaml reading: windows around a hit (raise_lookahead, recovery_*)
+    reading: Mapping[str, int] = field(default_factory=dict)
+    # a negation before a weak signature's corroborating words
+    corroboration_denied: LazyPattern | None = None
 
     @property
     def triggers(self) -> tuple[str, ...]:
@@ -201,7 +206,13 @@ def _load_signatures() -> tuple[Signature, ...]:
     file = "signatures.yaml"
     data = load_yaml(file)
     Entry(file, data, "(top level)").only(
-        "figures", "context_figures", "denied_in_prose", "signatures", "computed"
+        "figures",
+        "context_figures",
+        "denied_in_prose",
+        "reading",
+        "corroboration_denied",
+        "signatures",
+        "computed",
     )
     figures = _load_figures(data)
     signatures: list[Signature] = []
@@ -415,8 +426,25 @@ def _load_denials() -> tuple[LazyPattern, ...]:
     return tuple(top.compile(p) for p in top.strings("denied_in_prose"))
 
 
+READING_KEYS = ("raise_lookahead", "recovery_before", "recovery_after")
+
+
+def _load_reading() -> tuple[Mapping[str, int], LazyPattern]:
+    file = "signatures.yaml"
+    top = Entry(file, load_yaml(file), "(top level)")
+    entry = Entry(file, top.get("reading", dict), "'reading'").only(*READING_KEYS)
+    reading = {key: entry.get(key, int, check=lambda n: n >= 0) for key in READING_KEYS}
+    denied = top.get("corroboration_denied", str)
+    try:
+        re.compile(denied)  # one pattern, used on every weak hit: checked at once
+    except re.error as exc:
+        top.fail(f"'corroboration_denied' does not compile: {exc}")
+    return reading, top.compile(denied)
+
+
 def _load_all() -> Rules:
     lookalikes, consequences, errors = _load_lookalikes()
+    reading, corroboration_denied = _load_reading()
     return Rules(
         signatures=_load_signatures(),
         lookalikes=lookalikes,
@@ -427,6 +455,8 @@ def _load_all() -> Rules:
         describe=_load_describe(),
         context_figures=_load_context_figures(),
         denials=_load_denials(),
+        reading=reading,
+        corroboration_denied=corroboration_denied,
     )
 
 
