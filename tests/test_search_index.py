@@ -394,6 +394,12 @@ def test_a_section_is_found_by_its_concept_words() -> None:
         ("不想放弃 NCCL，权重更新还能怎么省显存", []),  # a double negative keeps NCCL
         ("能不能先落盘再让推理端读", []),  # 能不能 is "can it", not a refusal
         ("one process reads the checkpoint rather than every worker", []),
+        ("long ctx training still ooms at the smallest micro batch", ["micro batch"]),
+        ("even with gradient checkpointing it still OOMs", ["gradient checkpointing"]),
+        ("开了梯度检查点还是OOM，序列太长还能怎么办", ["梯度检查点"]),
+        ("长上下文训练，微批已经压到最低了还是爆", ["微批"]),
+        ("mem_fraction_static 调到 0.7 还是 OOM", []),  # a value that can go lower: not used up
+        ("per_layer_optim_step 开了之后显存还会涨吗", []),
     ],
 )
 def test_what_a_question_sets_aside(query: str, aside: list[str]) -> None:
@@ -411,3 +417,10 @@ def test_a_fix_set_aside_is_not_the_answer() -> None:
     assert ranked.index("gen-reduce-concurrency") < ranked.index("gen-sglang-memory")
     chunk = search("NCCL 更新权重 OOM，但不想切 disk 模式", lang="zh", k=3)
     assert chunk[0].section == "wu-chunk-buffer"
+
+
+def test_a_fix_already_used_up_is_not_the_answer() -> None:
+    hits = search("开了梯度检查点还是OOM，序列太长还能怎么办", lang="zh", k=5)
+    ranked = [hit.section for hit in hits]
+    assert ranked[0] == "train-parallelism"  # the next lever for a long sequence
+    assert "train-grad-checkpointing" not in ranked[:3]
