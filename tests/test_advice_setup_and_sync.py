@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from assistant.logs import read_and_classify
 from assistant.pipeline import conclude
 
@@ -37,12 +39,20 @@ def test_at_process_set_up_in_a_colocated_run_the_own_server_is_named():
     assert fixes(diagnosis)[0] == "colocated-sglang"
 
 
-def test_vllm_worker_extension_failing_an_update_is_the_inference_side():
-    diagnosis = diagnose("vllm_worker_update_oom.log")
-    assert diagnosis.report.phase == "weight_update"
-    assert diagnosis.report.stage == "inference_side"
+@pytest.mark.parametrize(
+    ("log", "phase", "stage", "first"),
+    [
+        # AReaL's vllm_ext worker extension: "Failed to update parameter! CUDA out of memory"
+        ("vllm_worker_update_oom.log", "weight_update", "inference_side", "vllm-utilization-lower"),
+        # vLLM's sleep mode: /wake_up and its cumem allocator, not SGLang's memory saver
+        ("vllm_wake_up_500.log", "generation", "wake_up", "vllm-utilization-lower"),
+    ],
+)
+def test_a_vllm_server_failing_is_read_as_vllm_at_its_stage(log, phase, stage, first):
+    diagnosis = diagnose(log)
+    assert (diagnosis.report.phase, diagnosis.report.stage) == (phase, stage)
     assert diagnosis.report.facts.get("server") == "vllm"
-    assert fixes(diagnosis)[0] == "vllm-utilization-lower"
+    assert fixes(diagnosis)[0] == first
 
 
 def test_sglang_update_online_with_the_nccl_error_between_its_two_halves():
@@ -69,12 +79,3 @@ def test_the_word_colocated_alone_is_not_offload():
     rule = next(f for f in load_rules().facts if f.id == "colocated-offload")
     assert not any(p.search("actor/ref/critic colocated on the same GPUs") for p in rule.patterns)
     assert any(p.search("enable_offload: true") for p in rule.patterns)
-
-
-def test_a_failed_wake_up_call_names_vllm_and_the_wake_up_stage():
-    """vLLM's sleep mode: /wake_up and its cumem allocator; not SGLang's memory saver."""
-    diagnosis = diagnose("vllm_wake_up_500.log")
-    assert diagnosis.report.phase == "generation"
-    assert diagnosis.report.stage == "wake_up"
-    assert diagnosis.report.facts.get("server") == "vllm"
-    assert fixes(diagnosis)[0] == "vllm-utilization-lower"
