@@ -94,6 +94,7 @@ class Analyser:
         sig_hits, poisoned = drop_poisoned(sig_hits, poisons)
         sig_hits, recovered = _drop_recovered(sig_hits, hits, rules)
         poisoned = poisoned + recovered
+        sig_hits, _past = self._drop_past(sig_hits, hits)  # history: not this run's error
         sig_hits, vetoed = self._traceback_vetoes(sig_hits)
         poisoned = poisoned + vetoed
         strong = [h for h in sig_hits if not rules.signature(h.rule).weak]
@@ -163,6 +164,45 @@ class Analyser:
                 )
             (confirmed if ok else unconfirmed).extend(group.hits)
         return confirmed, unconfirmed
+
+    def _drop_past(self, sig_hits: list[Hit], hits: Sequence[Hit]) -> tuple[list[Hit], list[Hit]]:
+        """(kept, past): memory failures in a block a paste marks as past or solved ("===
+        之前的报错（已解决）===", "### Previous error (fixed)"). The block ends at the header
+        of the current error, the next past header, its first empty line after some
+        text (a new paragraph may be today's error), or ``past_block`` lines."""
+        marks = {x.id: x.past for x in self.rules.lookalikes if x.past}
+        headers = sorted(
+            (h.source, h.line, marks[h.rule], h)
+            for h in hits
+            if h.category == "lookalike" and h.rule in marks
+        )
+        if not any(kind == "opens" for _, _, kind, _ in headers):
+            return sig_hits, []
+        blocks: list[tuple[int, int, int]] = []
+        for index, (source, line, kind, hit) in enumerate(headers):
+            if kind != "opens":
+                continue
+            end = line + self.rules.reading["past_block"]
+            following = [h[1] for h in headers[index + 1 :] if h[0] == source]
+            end = min([end, *following[:1], self._paragraph_end(hit)])
+            blocks.append((source, line, end))
+        kept: list[Hit] = []
+        past: list[Hit] = []
+        for hit in sig_hits:
+            inside = any(s == hit.source and start < hit.line < end for s, start, end in blocks)
+            (past if inside else kept).append(hit)
+        return kept, past
+
+    def _paragraph_end(self, header: Hit) -> int:
+        """The first empty line after some text below ``header`` (a big number if none)."""
+        window = self._window(header)
+        seen_text = False
+        for line in window.lines[window.center + 1 :]:
+            if line.text.strip():
+                seen_text = True
+            elif seen_text:
+                return line.number
+        return header.line + 10**9
 
     def _window(self, hit: Hit) -> Window:
         source = self.sources[hit.source]

@@ -82,6 +82,9 @@ class Lookalike:
     poisons: bool = False  # later CUDA errors in the same process are its consequences
     recovers: bool = False  # the memory failure just around it was caught and retried
     informational: bool = False  # a note: never the first error of a run without a failure
+    # a header that opens ("opens") a block of past, already solved errors in a paste,
+    # or one that opens the current error ("closes" the past block)
+    past: str | None = None
 
 
 @dataclass(frozen=True)
@@ -276,6 +279,7 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
             "notice",
             "informational",
             "recovers",
+            "past",
         )
         what = entry.get("what", dict)
         if not {"en", "zh"} <= set(what):
@@ -291,6 +295,7 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
                 recovers=entry.get("recovers", bool, False),
                 notice=entry.get("notice", str, None),
                 informational=entry.get("informational", bool, False),
+                past=entry.get("past", str, None, check=_in(("opens", "closes"))),
             )
         )
     consequences = [
@@ -426,7 +431,7 @@ def _load_denials() -> tuple[LazyPattern, ...]:
     return tuple(top.compile(p) for p in top.strings("denied_in_prose"))
 
 
-READING_KEYS = ("raise_lookahead", "recovery_before", "recovery_after")
+READING_KEYS = ("raise_lookahead", "recovery_before", "recovery_after", "past_block")
 
 
 def _load_reading() -> tuple[Mapping[str, int], LazyPattern]:
