@@ -22,6 +22,11 @@ CASES = [
         "20260521-18:37:16.123",
     ),
     ("[rank3]: torch.OutOfMemoryError: x", "torch.OutOfMemoryError: x", 3, None),
+    # srun --label: the task number is peeled off, the rank inside it stays the rank
+    ("0: [rank3]:   File \"/opt/x.py\", line 1, in f", '  File "/opt/x.py", line 1, in f', 3, None),
+    ("12: torch.OutOfMemoryError: x", "torch.OutOfMemoryError: x", None, None),
+    # torchrun --tee: the local rank
+    ("[default5]:torch.OutOfMemoryError: x", "torch.OutOfMemoryError: x", 5, None),
     ("(ActorWorker pid=123) hello", "hello", None, None),
     (
         "(VllmWorker rank=5 pid=3073) INFO 03-20 03:14:59 [gpu_worker.py:136] load",

@@ -62,6 +62,11 @@ _PREFIXES: tuple[_Prefix, ...] = (
         r"(?P<logger>.+?)\s+(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):\s?",
     ),
     _p("torchrun", r"^\[rank(?P<rank>\d+)\]:\s?"),
+    # torchrun --tee / --log-dir local-rank prefix
+    _p("torchrun_tee", r"^\[default(?P<rank>\d+)\]:\s?"),
+    # srun --label: the task number (a node's launcher, not a rank: the ranks inside
+    # carry their own prefix), so it is peeled off and names nothing
+    _p("srun", r"^\d{1,5}:\s(?=\S)"),
     _p(
         "ray",
         r"^\((?P<stream>[A-Za-z_][\w.:-]*(?:[ ,]+(?:pid|ip|rank|node_id|repr)=[\w.:<>-]+)*)\)\s*",
