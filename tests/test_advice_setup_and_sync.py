@@ -46,6 +46,8 @@ def test_at_process_set_up_in_a_colocated_run_the_own_server_is_named():
         ("vllm_worker_update_oom.log", "weight_update", "inference_side", "vllm-utilization-lower"),
         # vLLM's sleep mode: /wake_up and its cumem allocator, not SGLang's memory saver
         ("vllm_wake_up_500.log", "generation", "wake_up", "vllm-utilization-lower"),
+        # the NCCL WARN line is the failure; the Python report of it follows a line later
+        ("vllm_update_nccl_warn.log", "weight_update", "inference_side", "vllm-utilization-lower"),
     ],
 )
 def test_a_vllm_server_failing_is_read_as_vllm_at_its_stage(log, phase, stage, first):

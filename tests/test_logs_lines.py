@@ -23,7 +23,7 @@ CASES = [
     ),
     ("[rank3]: torch.OutOfMemoryError: x", "torch.OutOfMemoryError: x", 3, None),
     # srun --label: the task number is peeled off, the rank inside it stays the rank
-    ("0: [rank3]:   File \"/opt/x.py\", line 1, in f", '  File "/opt/x.py", line 1, in f', 3, None),
+    ('0: [rank3]:   File "/opt/x.py", line 1, in f', '  File "/opt/x.py", line 1, in f', 3, None),
     ("12: torch.OutOfMemoryError: x", "torch.OutOfMemoryError: x", None, None),
     # torchrun --tee: the local rank
     ("[default5]:torch.OutOfMemoryError: x", "torch.OutOfMemoryError: x", 5, None),

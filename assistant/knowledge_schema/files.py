@@ -144,8 +144,9 @@ def config_defaults() -> None:
 
 def stages() -> None:
     file = "stages.yaml"
-    top = _top(file, "before_lines", "status", "stages")
+    top = _top(file, "before_lines", "after_lines", "status", "stages")
     top.get("before_lines", int)
+    top.get("after_lines", int, 0, check=lambda n: n >= 0)
     for index, item in enumerate(top.get("status", list)):
         entry = Entry(file, item, f"status #{index + 1}").only("fact", "pattern")
         entry.get("fact", str)

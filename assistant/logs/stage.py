@@ -41,8 +41,10 @@ class StageResult:
 
 
 @cache
-def stage_rules() -> tuple[tuple[StageRule, ...], tuple[tuple[str, re.Pattern[str]], ...], int]:
-    """(stages in precedence order, status-line patterns, lines searched before)."""
+def stage_rules() -> tuple[
+    tuple[StageRule, ...], tuple[tuple[str, re.Pattern[str]], ...], int, int
+]:
+    """(stages in precedence order, status-line patterns, lines searched before, after)."""
     data = load_yaml("stages.yaml") or {}
     try:
         stages = tuple(
@@ -58,7 +60,7 @@ def stage_rules() -> tuple[tuple[StageRule, ...], tuple[tuple[str, re.Pattern[st
         status = tuple((s["fact"], re.compile(s["pattern"])) for s in data.get("status") or [])
     except (KeyError, TypeError, re.error) as exc:
         raise KnowledgeError(f"stages.yaml: {exc}") from None
-    return stages, status, int(data.get("before_lines") or 400)
+    return stages, status, int(data.get("before_lines") or 400), int(data.get("after_lines") or 0)
 
 
 def stage_name(stage: str | None, lang: str) -> str | None:
@@ -77,7 +79,7 @@ def find_stage(window: Window | None, phase: str, sig: Signature) -> StageResult
     """The sub-stage of the failure at ``window.center`` in ``phase``, and status figures."""
     if window is None or not window.lines:
         return StageResult()
-    rules, status_rules, reach = stage_rules()
+    rules, status_rules, reach, after_reach = stage_rules()
     lines = window.lines
     fail = window.center
     stream = lines[fail].clean.stream
@@ -93,12 +95,19 @@ def find_stage(window: Window | None, phase: str, sig: Signature) -> StageResult
     ]
     result = StageResult(status=_status(before, status_rules))
     candidates = [r for r in rules if r.phase == phase or phase == "unknown"]
-    searched = message + frames
-    for rule in candidates:
-        line = _first(rule.match, searched)
-        if line is not None:
-            result.stage, result.line = rule.id, line
-            return result
+    # an NCCL WARN or a C++ error line comes before the Python exception that reports
+    # it: the few lines after the message belong to the same failure
+    after = [
+        line
+        for line in lines[fail + len(message) : fail + len(message) + after_reach]
+        if not stream or line.clean.stream in (stream, "")
+    ]
+    for searched in (message + frames, after):
+        for rule in candidates:
+            line = _first(rule.match, searched)
+            if line is not None:
+                result.stage, result.line = rule.id, line
+                return result
     for rule in candidates:
         line = _last(rule.context, before)
         if line is not None:
