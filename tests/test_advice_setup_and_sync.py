@@ -81,3 +81,14 @@ def test_the_word_colocated_alone_is_not_offload():
     rule = next(f for f in load_rules().facts if f.id == "colocated-offload")
     assert not any(p.search("actor/ref/critic colocated on the same GPUs") for p in rule.patterns)
     assert any(p.search("enable_offload: true") for p in rule.patterns)
+
+
+def test_a_ref_failing_beside_other_processes_is_sharded_not_sent_hunting():
+    """AReaL colocates ref/critic with the actor: the other process is the actor."""
+    diagnosis = diagnose("ref_beside_actor.log")
+    assert diagnosis.report.facts.get("failing_role") == "ref"
+    assert fixes(diagnosis)[0] == "train-shard"
+    first = diagnosis.decision.recommendations[0]
+    assert "most likely this run's own actor" in first.why
+    actor = diagnose("process_setup_gpu_full.log")  # an actor's failure: no such lead
+    assert actor.report.facts.get("failing_role") != "ref"
