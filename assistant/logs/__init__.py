@@ -23,7 +23,12 @@ from assistant.logs.paste import REPAIR_MAX_BYTES, Repaired, rejoin, repair
 from assistant.logs.report import no_oom_report, notices, oom_report, remap_lines
 from assistant.logs.rules import Rules, load_rules
 from assistant.logs.scan import scan_files
-from assistant.logs.smi import gpu_processes, others_on_gpu
+from assistant.logs.smi import (
+    csv_processes,
+    gpu_processes,
+    others_on_gpu,
+    strangers_beside_the_job,
+)
 from assistant.models import LogReport, Progress
 
 __all__ = ["classify_text", "read_and_classify"]
@@ -176,9 +181,23 @@ def _add_listed_processes(report: LogReport, sources: Sequence[Source]) -> None:
         SELF_MATCH_TOLERANCE,
     )
     if found is None:
+        _add_strangers(report, source)
         return
     metrics["other_processes_bytes"], metrics["other_processes_count"] = found
     report.inferences = inferences(metrics)
+
+
+def _add_strangers(report: LogReport, source: Source) -> None:
+    """Another program's memory on one of the job's GPUs, from a ``--query-compute-apps``
+    CSV in the failing file: it names no GPU index, so it cannot say which GPU failed,
+    only that the job shares its GPUs with a stranger (tag ``other_processes``)."""
+    found = strangers_beside_the_job(csv_processes(source.path))
+    if found is None:
+        return
+    report.metrics["other_processes_bytes"], report.metrics["other_processes_count"] = found
+    tags = list(report.facts.get("signature_tags") or [])
+    if "other_processes" not in tags:
+        report.facts["signature_tags"] = [*tags, "other_processes"]
 
 
 def _looks_like_log(collected: Collected) -> bool:

@@ -51,6 +51,68 @@ def gpu_processes(path: str) -> list[GpuProcess]:
     return list(rows.values())
 
 
+# nvidia-smi --query-compute-apps=...,pid,process_name,used_memory --format=csv: a header
+# naming the fields, then one row per process; the GPU is a bus id or a UUID, not an index
+_CSV_MEMORY = re.compile(r"^(?P<mib>\d+)\s*(?:MiB)?$")
+
+
+@dataclass(frozen=True)
+class CsvProcess:
+    gpu: str  # the GPU's bus id or UUID as the query printed it ("" when not queried)
+    pid: int
+    name: str
+    bytes: int
+
+
+def csv_processes(path: str) -> list[CsvProcess]:
+    """Every process row of the ``--query-compute-apps`` CSV blocks in the file."""
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_SCAN_BYTES)
+    if b"used_memory" not in data:
+        return []
+    rows: dict[tuple[str, int], CsvProcess] = {}
+    fields: list[str] | None = None
+    for raw in data.decode("utf-8", errors="replace").splitlines():
+        cells = [cell.strip() for cell in strip_controls(raw).split(",")]
+        if "pid" in cells and any(c.startswith("used_memory") for c in cells):
+            fields = [c.split(" ")[0] for c in cells]
+            continue
+        if fields is None or len(cells) != len(fields):
+            fields = None if fields is not None and len(cells) != len(fields) else fields
+            continue
+        row = dict(zip(fields, cells, strict=True))
+        memory = _CSV_MEMORY.match(row.get("used_memory", ""))
+        if memory is None or not row.get("pid", "").isdigit():
+            continue
+        gpu = row.get("gpu_bus_id") or row.get("gpu_uuid") or ""
+        proc = CsvProcess(
+            gpu, int(row["pid"]), row.get("process_name", ""), int(memory["mib"]) * MIB
+        )
+        rows[(proc.gpu, proc.pid)] = proc
+    return list(rows.values())
+
+
+def strangers_beside_the_job(processes: list[CsvProcess]) -> tuple[int, int] | None:
+    """(bytes, count) of the largest memory another program holds on a GPU it shares
+    with this job's processes: the job is the program most rows name (its ranks); a
+    process of another name on one of its GPUs is a stranger (someone else's server, a
+    stale run). None when no GPU is shared that way."""
+    from collections import Counter
+
+    if not processes or not all(p.gpu for p in processes):
+        return None
+    job = Counter(p.name for p in processes).most_common(1)[0][0]
+    job_gpus = {p.gpu for p in processes if p.name == job}
+    strangers = [p for p in processes if p.name != job and p.gpu in job_gpus]
+    if not strangers:
+        return None
+    per_gpu: dict[str, list[CsvProcess]] = {}
+    for proc in strangers:
+        per_gpu.setdefault(proc.gpu, []).append(proc)
+    held = max(per_gpu.values(), key=lambda procs: sum(p.bytes for p in procs))
+    return sum(p.bytes for p in held), len(held)
+
+
 def others_on_gpu(
     processes: list[GpuProcess], gpu: int | None, own_bytes: int | None, tolerance: float
 ) -> tuple[int, int] | None:
