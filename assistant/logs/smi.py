@@ -77,8 +77,10 @@ def csv_processes(path: str) -> list[CsvProcess]:
         if "pid" in cells and any(c.startswith("used_memory") for c in cells):
             fields = [c.split(" ")[0] for c in cells]
             continue
-        if fields is None or len(cells) != len(fields):
-            fields = None if fields is not None and len(cells) != len(fields) else fields
+        if fields is None:
+            continue
+        if len(cells) != len(fields):
+            fields = None  # the block ended (an empty line, the next command)
             continue
         row = dict(zip(fields, cells, strict=True))
         memory = _CSV_MEMORY.match(row.get("used_memory", ""))
