@@ -92,3 +92,26 @@ def test_a_ref_failing_beside_other_processes_is_sharded_not_sent_hunting():
     assert "most likely this run's own actor" in first.why
     actor = diagnose("process_setup_gpu_full.log")  # an actor's failure: no such lead
     assert actor.report.facts.get("failing_role") != "ref"
+
+
+def _training_oom(allocated: str, unallocated: str) -> str:
+    return (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/AReaL/areal/engine/fsdp_engine.py", line 746, in forward_backward_batch\n'
+        "    loss.backward()\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 96.00 MiB. GPU 0 has a"
+        " total capacity of 39.39 GiB of which 61.06 MiB is free. Of the allocated memory"
+        f" {allocated} is allocated by PyTorch, and {unallocated} is reserved by PyTorch but"
+        " unallocated.\n"
+    )
+
+
+def test_a_small_cache_slack_on_a_full_card_does_not_lead_with_fragmentation():
+    """1.23 GiB spare of 38.4 reserved (3%) is 13x a 96 MiB request but normal churn:
+    expandable segments is offered after the phase's first fix, not before it."""
+    from assistant.logs import classify_text
+
+    small = conclude(classify_text(_training_oom("37.14 GiB", "1.23 GiB")), use_defaults=True)
+    assert fixes(small)[0] != "fragmentation" and "fragmentation" in fixes(small)[:3]
+    large = conclude(classify_text(_training_oom("30.10 GiB", "8.20 GiB")), use_defaults=True)
+    assert fixes(large)[0] == "fragmentation"  # 21% of what PyTorch holds is slack

@@ -163,7 +163,12 @@ def inferences() -> None:
     top = _top(file, "ids", "fragmentation", "held_elsewhere")
     top.strings("ids", required=True)
     cuts = {
-        "fragmentation": ("min_times_request", "min_unallocated_bytes", "lead_times_request"),
+        "fragmentation": (
+            "min_times_request",
+            "min_unallocated_bytes",
+            "lead_times_request",
+            "lead_min_share",
+        ),
         "held_elsewhere": (
             "min_share",
             "most_share",
