@@ -115,3 +115,12 @@ def test_a_small_cache_slack_on_a_full_card_does_not_lead_with_fragmentation():
     assert fixes(small)[0] != "fragmentation" and "fragmentation" in fixes(small)[:3]
     large = conclude(classify_text(_training_oom("30.10 GiB", "8.20 GiB")), use_defaults=True)
     assert fixes(large)[0] == "fragmentation"  # 21% of what PyTorch holds is slack
+
+
+def test_ranks_piled_on_one_gpu_are_named_with_the_set_device_fix():
+    diagnosis = diagnose("ranks_on_gpu0.log")
+    assert diagnosis.report.facts.get("ranks_share_gpu") is True
+    assert fixes(diagnosis)[0] == "foreign-process"
+    assert "torch.cuda.set_device(local_rank)" in diagnosis.decision.recommendations[0].why
+    one_each = diagnose("process_setup_gpu_full.log")  # no table: nothing said of ranks
+    assert "ranks_share_gpu" not in one_each.report.facts

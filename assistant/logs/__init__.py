@@ -27,6 +27,7 @@ from assistant.logs.smi import (
     csv_processes,
     gpu_processes,
     others_on_gpu,
+    ranks_piled_on_one_gpu,
     strangers_beside_the_job,
 )
 from assistant.models import LogReport, Progress
@@ -167,10 +168,14 @@ def _add_listed_processes(report: LogReport, sources: Sequence[Source]) -> None:
     """Memory other processes hold on the failing GPU, from an nvidia-smi table in the
     failing file, when the OOM message itself did not list them."""
     metrics = report.metrics
-    if "other_processes_bytes" in metrics or not report.evidence:
+    if not report.evidence:
         return
     source = next((s for s in sources if s.name == report.evidence[0].file), None)
     if source is None:
+        return
+    if ranks_piled_on_one_gpu(gpu_processes(source.path)):
+        report.facts["ranks_share_gpu"] = True
+    if "other_processes_bytes" in metrics:
         return
     gpu = metrics.get("gpu_index")
     own = metrics.get("process_in_use_bytes")

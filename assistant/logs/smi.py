@@ -135,3 +135,16 @@ def others_on_gpu(
         on_gpu = [p for p in on_gpu if p is not own]
     # else the failing process is not listed (a container's PID namespace hides it)
     return (sum(p.bytes for p in on_gpu), len(on_gpu)) if on_gpu else None
+
+
+RANKS_ON_ONE_GPU = 3  # processes of one program on one GPU: ranks that never set their device
+
+
+def ranks_piled_on_one_gpu(processes: list[GpuProcess]) -> bool:
+    """Several processes of the same program on one GPU: the ranks of a job that never
+    set their device (torch.cuda.set_device / LOCAL_RANK) and opened their CUDA context
+    and NCCL communicator on GPU 0 next to rank 0."""
+    from collections import Counter
+
+    counts = Counter((p.gpu, p.name) for p in processes)
+    return any(count >= RANKS_ON_ONE_GPU for count in counts.values())
