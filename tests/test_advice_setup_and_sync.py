@@ -124,3 +124,11 @@ def test_ranks_piled_on_one_gpu_are_named_with_the_set_device_fix():
     assert "torch.cuda.set_device(local_rank)" in diagnosis.decision.recommendations[0].why
     one_each = diagnose("process_setup_gpu_full.log")  # no table: nothing said of ranks
     assert "ranks_share_gpu" not in one_each.report.facts
+
+
+def test_a_prefill_failure_after_the_graphs_were_captured_is_not_a_capture_failure():
+    diagnosis = diagnose("sglang_prefill_after_capture.log")
+    assert diagnosis.report.phase == "generation"
+    assert diagnosis.report.stage == "prefill"
+    assert "cuda-graph-sglang" not in fixes(diagnosis)[:1]
+    assert fixes(diagnosis)[0] in ("sglang-fraction-lower", "reduce-concurrency")
