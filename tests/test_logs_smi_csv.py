@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from assistant.logs import read_and_classify
-from assistant.logs.smi import MIB, CsvProcess, csv_processes, strangers_beside_the_job
+from assistant.logs.smi import MIB, GpuProcess, csv_processes, strangers_beside_the_job
 
 ADVICE = Path(__file__).parent / "fixtures" / "advice"
 
@@ -19,11 +19,11 @@ def test_the_csv_rows_are_read_with_their_gpu_and_memory() -> None:
 
 
 def test_a_stranger_is_another_program_on_a_gpu_of_the_job() -> None:
-    job = [CsvProcess(f"gpu{i}", 100 + i, "python3", 9000 * MIB) for i in range(4)]
+    job = [GpuProcess(f"gpu{i}", 100 + i, "python3", 9000 * MIB) for i in range(4)]
     assert strangers_beside_the_job(job) is None  # the job alone
-    elsewhere = [*job, CsvProcess("gpu9", 7, "VLLM::Worker_TP0", 70000 * MIB)]
+    elsewhere = [*job, GpuProcess("gpu9", 7, "VLLM::Worker_TP0", 70000 * MIB)]
     assert strangers_beside_the_job(elsewhere) is None  # not on the job's GPUs
-    shared = [*job, CsvProcess("gpu2", 8, "VLLM::Worker_TP0", 70000 * MIB)]
+    shared = [*job, GpuProcess("gpu2", 8, "VLLM::Worker_TP0", 70000 * MIB)]
     assert strangers_beside_the_job(shared) == (70000 * MIB, 1)
 
 

@@ -25,20 +25,25 @@ _ROW = re.compile(
 
 @dataclass(frozen=True)
 class GpuProcess:
-    gpu: int
+    gpu: int | str  # an index (the table), or a bus id / UUID (the query CSV)
     pid: int
     name: str
     bytes: int
 
 
-def gpu_processes(path: str) -> list[GpuProcess]:
-    """Every process row of the nvidia-smi tables in the file (a small one)."""
+def _lines_with(path: str, marker: bytes) -> list[str]:
+    """The lines of the file's head (a paste), or none when ``marker`` is not in it."""
     with open(path, "rb") as handle:
         data = handle.read(MAX_SCAN_BYTES)
-    if b"MiB" not in data:
+    if marker not in data:
         return []
-    rows: dict[tuple[int, int], GpuProcess] = {}
-    for raw in data.decode("utf-8", errors="replace").splitlines():
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
+def gpu_processes(path: str) -> list[GpuProcess]:
+    """Every process row of the nvidia-smi tables in the file (a small one)."""
+    rows: dict[tuple[int | str, int], GpuProcess] = {}
+    for raw in _lines_with(path, b"MiB"):
         if "MiB" not in raw:
             continue
         found = _ROW.match(strip_controls(raw).strip())
@@ -56,23 +61,12 @@ def gpu_processes(path: str) -> list[GpuProcess]:
 _CSV_MEMORY = re.compile(r"^(?P<mib>\d+)\s*(?:MiB)?$")
 
 
-@dataclass(frozen=True)
-class CsvProcess:
-    gpu: str  # the GPU's bus id or UUID as the query printed it ("" when not queried)
-    pid: int
-    name: str
-    bytes: int
-
-
-def csv_processes(path: str) -> list[CsvProcess]:
-    """Every process row of the ``--query-compute-apps`` CSV blocks in the file."""
-    with open(path, "rb") as handle:
-        data = handle.read(MAX_SCAN_BYTES)
-    if b"used_memory" not in data:
-        return []
-    rows: dict[tuple[str, int], CsvProcess] = {}
+def csv_processes(path: str) -> list[GpuProcess]:
+    """Every process row of the ``--query-compute-apps`` CSV blocks in the file; the GPU
+    is the bus id or UUID the query printed ("" when it asked for neither)."""
+    rows: dict[tuple[int | str, int], GpuProcess] = {}
     fields: list[str] | None = None
-    for raw in data.decode("utf-8", errors="replace").splitlines():
+    for raw in _lines_with(path, b"used_memory"):
         cells = [cell.strip() for cell in strip_controls(raw).split(",")]
         if "pid" in cells and any(c.startswith("used_memory") for c in cells):
             fields = [c.split(" ")[0] for c in cells]
@@ -87,14 +81,14 @@ def csv_processes(path: str) -> list[CsvProcess]:
         if memory is None or not row.get("pid", "").isdigit():
             continue
         gpu = row.get("gpu_bus_id") or row.get("gpu_uuid") or ""
-        proc = CsvProcess(
+        proc = GpuProcess(
             gpu, int(row["pid"]), row.get("process_name", ""), int(memory["mib"]) * MIB
         )
         rows[(proc.gpu, proc.pid)] = proc
     return list(rows.values())
 
 
-def strangers_beside_the_job(processes: list[CsvProcess]) -> tuple[int, int] | None:
+def strangers_beside_the_job(processes: list[GpuProcess]) -> tuple[int, int] | None:
     """(bytes, count) of the largest memory another program holds on a GPU it shares
     with this job's processes: the job is the program most rows name (its ranks); a
     process of another name on one of its GPUs is a stranger (someone else's server, a
@@ -108,7 +102,7 @@ def strangers_beside_the_job(processes: list[CsvProcess]) -> tuple[int, int] | N
     strangers = [p for p in processes if p.name != job and p.gpu in job_gpus]
     if not strangers:
         return None
-    per_gpu: dict[str, list[CsvProcess]] = {}
+    per_gpu: dict[int | str, list[GpuProcess]] = {}
     for proc in strangers:
         per_gpu.setdefault(proc.gpu, []).append(proc)
     held = max(per_gpu.values(), key=lambda procs: sum(p.bytes for p in procs))
@@ -122,12 +116,15 @@ def others_on_gpu(
 
     The failing process is the row closest to what the OOM message says it holds; with
     no such figure, a GPU that shows one process only is the failing process's own."""
+    failing: int | str
     if gpu is None:
         gpus = {p.gpu for p in processes}
         if len(gpus) != 1:
             return None
-        gpu = gpus.pop()
-    on_gpu = [p for p in processes if p.gpu == gpu]
+        failing = gpus.pop()
+    else:
+        failing = gpu
+    on_gpu = [p for p in processes if p.gpu == failing]
     if not on_gpu or not own_bytes:
         return None  # which row is the failing process is unknown
     own = min(on_gpu, key=lambda p: abs(p.bytes - own_bytes))
