@@ -75,11 +75,28 @@ class ChatInput(Input):
             event.stop()
             self.post_message(LogSubmitted(normalize_paste(event.text)))
 
+    async def _on_key(self, event: events.Key) -> None:
+        """Enter takes the line at once, before the keys queued behind it are typed in.
+
+        Input's own Enter binding runs only after the key has bubbled up to the app; in
+        a burst the next line's characters reach the line first, and every line would
+        carry the text of those after it.
+        """
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self._line_entered(self.value)
+            return
+        await super()._on_key(event)
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        if not event.value.strip() and not self._burst:
+        self._line_entered(event.value)
+
+    def _line_entered(self, line: str) -> None:
+        if not line.strip() and not self._burst:
             return
-        self._burst.append(event.value)
+        self._burst.append(line)
         self.value = ""
         if self._burst_timer is not None:
             self._burst_timer.stop()
