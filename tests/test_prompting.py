@@ -103,3 +103,13 @@ def test_declining_the_offer_keeps_the_defaults(monkeypatch: pytest.MonkeyPatch)
 def test_closed_stdin_declines_the_offer(monkeypatch: pytest.MonkeyPatch) -> None:
     final, _ = answer_in_terminal("", monkeypatch)
     assert source_of(final, "multi_turn") == ("no", "default")
+
+
+def test_a_first_fix_without_a_change_names_whose_patch_is_shown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Fix #1 (other processes) changes no key; the override shown is fix #2's."""
+    _, err = answer_in_terminal("\n", monkeypatch)
+    first_block = err.split("Try first:", 1)[1].split("?", 1)[0]
+    assert "the patch below is fix #2's: Optimize Micro-batch Size" in first_block
+    assert "actor.mb_spec.max_tokens_per_mb=4096" in first_block

@@ -87,6 +87,10 @@ def _first_fix(
         overrides = [f"{k}={override_text(v)}" for k, v in first.patch.items()]
     heading = _t(key, lang, title=first.title, n=index + 1)
     lines = ["", s(heading, BOLD, CYAN) + s(f"  [{first.section}]", DIM)]
+    owner = _patch_owner(decision) if index == 0 and overrides and not first.patch else None
+    if owner is not None:  # fix #1 changes no key: say whose change the patch is
+        number, title = owner
+        lines.append("  " + s(_t("patch_is_fix_n", lang, n=number, title=title), DIM))
     lines += ["  " + s(override, GREEN) for override in overrides]
     lines += ["  " + s(f"{_t('env', lang)}: {k}={v}", GREEN) for k, v in first.env.items()]
     if first.code_change:
@@ -105,6 +109,14 @@ def _first_fix(
         )
         lines.append("  " + s(_t("provisional", lang, assumed=assumed), YELLOW))
     return lines
+
+
+def _patch_owner(decision: Any) -> tuple[int, str] | None:
+    """(number, title) of the fix whose change the patch and overrides carry."""
+    for number, rec in enumerate(decision.recommendations, start=1):
+        if rec.patch and dict(rec.patch) == dict(decision.flat_patch):
+            return number, rec.title
+    return None
 
 
 def _answer_text(question: Any, lang: str) -> str:
