@@ -370,7 +370,8 @@ def test_concept_words_are_content_words_only() -> None:
 
 def test_concept_words_add_only_rings_the_section_does_not_name() -> None:
     entries = parse_glossary([{"en": ["disk", "filesystem"]}, {"en": ["chunk", "bucket"]}])
-    added = search_index.new_expansion("write to disk in chunks", "data goes to disk", entries)
+    section_rings = set(expansion_terms("data goes to disk", entries))
+    added = search_index.new_expansion("write to disk in chunks", section_rings, entries)
     assert "bucket" in added
     assert "filesystem" not in added  # the section's own text already names that ring
 

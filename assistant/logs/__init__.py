@@ -166,21 +166,23 @@ def _mark_unproven(report: LogReport, analyser: Analyser, rules: Rules) -> None:
 
 def _add_listed_processes(report: LogReport, sources: Sequence[Source]) -> None:
     """Memory other processes hold on the failing GPU, from an nvidia-smi table in the
-    failing file, when the OOM message itself did not list them."""
+    failing file, when the OOM message itself did not list them; and ranks piled on one
+    GPU, from the same table (the file's head is read once for both)."""
     metrics = report.metrics
     if not report.evidence:
         return
     source = next((s for s in sources if s.name == report.evidence[0].file), None)
     if source is None:
         return
-    if ranks_piled_on_one_gpu(gpu_processes(source.path)):
+    processes = gpu_processes(source.path)
+    if ranks_piled_on_one_gpu(processes):
         report.facts["ranks_share_gpu"] = True
     if "other_processes_bytes" in metrics:
         return
     gpu = metrics.get("gpu_index")
     own = metrics.get("process_in_use_bytes")
     found = others_on_gpu(
-        gpu_processes(source.path),
+        processes,
         int(gpu) if gpu is not None else None,
         int(own) if own else None,
         SELF_MATCH_TOLERANCE,

@@ -220,6 +220,7 @@ def compile_section(section: Any, entries: list[Any], concepts: str = "") -> dic
 
     phase = phase_words(section.phase)
     full_text = "\n".join([section.title, ancestors, keys, body, phase])
+    glossary = expansion_terms(full_text, entries)
     return {
         "id": section.id,
         "lang": section.lang,
@@ -234,22 +235,21 @@ def compile_section(section: Any, entries: list[Any], concepts: str = "") -> dic
             "keys": tokenize(keys),
             "body": tokenize(body),
             "phase": tokenize(phase),
-            "glossary": expansion_terms(full_text, entries),
+            "glossary": glossary,
             "title_glossary": expansion_terms(section.title, entries),
-            "concepts": concept_terms(concepts) + new_expansion(concepts, full_text, entries),
+            "concepts": concept_terms(concepts) + new_expansion(concepts, set(glossary), entries),
         },
     }
 
 
-def new_expansion(concepts: str, full_text: str, entries: list[Any]) -> list[str]:
+def new_expansion(concepts: str, known: set[str], entries: list[Any]) -> list[str]:
     """Terms of the glossary rings the concept phrases name and the section does not.
 
-    A ring the section's own text names is already in its glossary field once; adding it
-    again would count the concept words' generic rings twice.
+    ``known`` is the section's glossary field: a ring its own text names is there once
+    already; adding it again would count the concept words' generic rings twice.
     """
     from assistant.search.glossary import expansion_terms
 
-    known = set(expansion_terms(full_text, entries))
     return [term for term in expansion_terms(concepts, entries) if term not in known]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -219,18 +219,8 @@ def _fragmentation_lead(ctx: Context) -> bool:
         return False
     # ... and the cache's slack is a real part of what PyTorch holds: 1 GiB spare out of
     # 38 reserved on a full card is normal churn, not the reason a 96 MiB request failed
-    share = reserved_unallocated_share(ctx.report.metrics)
-    return share is None or share >= rule["lead_min_share"]
-
-
-def reserved_unallocated_share(metrics: Mapping[str, Any]) -> float | None:
-    """Reserved-but-unallocated memory as a share of all PyTorch reserved."""
-    unallocated = metrics.get("reserved_unallocated_bytes")
-    allocated = metrics.get("allocated_by_pytorch_bytes")
-    if not isinstance(unallocated, int | float) or not isinstance(allocated, int | float):
-        return None
-    reserved = allocated + unallocated
-    return unallocated / reserved if reserved > 0 else None
+    share = ctx.inference("reserved-unallocated-share")  # the reader's figure
+    return not isinstance(share, int | float) or share >= rule["lead_min_share"]
 
 
 @derived("others_share")
