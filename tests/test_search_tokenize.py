@@ -216,14 +216,15 @@ def test_importing_the_search_package_loads_no_heavy_module():
     assert result.stdout.strip() == "[]"
 
 
-def test_single_function_characters_count_less_in_a_query() -> None:
-    """先 ("first") is an adverb in jieba's dictionary but below the frequency damping line."""
-    from assistant.search.tokenize import FUNCTION_CHARACTER_WEIGHT, query_weights
+def test_single_function_characters_are_not_searched_for() -> None:
+    """先 ("first") is an adverb in jieba's dictionary but below the frequency damping line;
+    但 ("but") a conjunction. 盘 (a noun) is a topic word and stays."""
+    from assistant.search.tokenize import query_weights
 
-    weights = query_weights(["先", "显存", "盘"])
-    assert weights["先"] == FUNCTION_CHARACTER_WEIGHT < 1.0
+    weights = query_weights(["先", "但", "显存", "盘"])
+    assert "先" not in weights and "但" not in weights
     assert weights["显存"] == 1.0
-    assert weights["盘"] > FUNCTION_CHARACTER_WEIGHT  # a noun: a topic word
+    assert weights["盘"] > 0.5
 
 
 def test_a_single_character_counts_less_than_a_word_of_its_frequency() -> None:
