@@ -188,18 +188,19 @@ def parse_answers(raw: list[str]) -> dict[str, Answer]:
 
 def run_search(args: argparse.Namespace) -> int:
     from assistant.redact import redact_text
-    from assistant.search import format_hits_text, hits_to_json, search
+    from assistant.search import format_hits_text, hits_to_json, search, see_also
 
     query = " ".join(args.query)
     if not query.strip():
         raise UserError("empty search query")
     hits = search(query, lang=args.lang, k=args.k, include_extra=args.extra)
+    note = None if args.extra or args.k == 0 else see_also(query, hits, lang=args.lang)
     if args.json:
         import json
 
-        out = json.dumps(hits_to_json(query, hits), ensure_ascii=False, indent=2) + "\n"
+        out = json.dumps(hits_to_json(query, hits, note), ensure_ascii=False, indent=2) + "\n"
     else:
-        out = format_hits_text(query, hits, color=use_color())
+        out = format_hits_text(query, hits, color=use_color(), note=note)
     write_out(redact_text(out) if args.redact else out)
     return 0
 

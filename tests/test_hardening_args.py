@@ -169,3 +169,16 @@ def test_usage_errors_through_the_module() -> None:
     assert proc.returncode == 2
     lines = proc.stderr.decode().splitlines()
     assert len(lines) == 1 and lines[0].startswith("areal-doctor: error: argument --format")
+
+
+def test_search_json_offers_a_note_beside_the_results(run_cli) -> None:
+    import json
+
+    result = run_cli("search", "another", "process", "is", "using", "the", "GPU", "--json")
+    document = json.loads(result.stdout)
+    assert [item["section"] for item in document["see_also"]] == ["x-foreign-process"]
+    assert "x-foreign-process" not in [item["section"] for item in document["results"]]
+    together = json.loads(
+        run_cli("search", "another process on the GPU", "--extra", "--json").stdout
+    )
+    assert together["see_also"] == []

@@ -425,3 +425,45 @@ def test_a_fix_already_used_up_is_not_the_answer() -> None:
     ranked = [hit.section for hit in hits]
     assert ranked[0] == "train-parallelism"  # the next lever for a long sequence
     assert "train-grad-checkpointing" not in ranked[:3]
+
+
+def test_a_note_is_offered_beside_the_guide_results() -> None:
+    """No guide section is about another process on the GPU; the note is offered on its
+    own line, and the guide's ranking is what search() gave."""
+    from assistant.search import see_also
+
+    for query in ("another process is using the GPU", "显卡被别的进程占了"):
+        hits = search(query, k=3)
+        assert "x-foreign-process" not in [hit.section for hit in hits]
+        note = see_also(query, hits)
+        assert note is not None and note.section == "x-foreign-process"
+        assert [hit.section for hit in search(query, k=3)] == [hit.section for hit in hits]
+
+
+def test_no_note_beside_a_guide_question_or_a_listed_note() -> None:
+    from assistant.search import see_also
+    from assistant.search.index import IndexConfig
+
+    guide_question = "sglang mem_fraction_static 调多少"
+    assert see_also(guide_question, search(guide_question, k=5)) is None
+    listed = search("expandable_segments fragmentation", k=3)
+    assert listed[0].section == "x-fragmentation"
+    assert see_also("expandable_segments fragmentation", listed) is None
+    query = "another process is using the GPU"
+    together = IndexConfig(include_extra=True)
+    assert see_also(query, search(query, k=3), config=together) is None
+
+
+def test_the_offered_note_is_printed_and_in_the_json() -> None:
+    from assistant.search import see_also
+
+    query = "another process is using the GPU"
+    hits = search(query, k=2)
+    note = see_also(query, hits)
+    text = format_hits_text(query, hits, color=False, note=note)
+    assert text.splitlines()[0].startswith("1. ")
+    assert "See also, areal-doctor's note: GPU Memory Held by Other Processes" in text
+    assert [item["section"] for item in hits_to_json(query, hits, note)["see_also"]] == [
+        "x-foreign-process"
+    ]
+    assert hits_to_json(query, hits)["see_also"] == []

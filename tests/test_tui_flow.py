@@ -493,3 +493,14 @@ async def test_a_line_typed_alone_is_still_a_chat_message(stub):
         await send_all_at_once(pilot, "what does fsdp mean\n")
         assert chat_texts(app, "user") == ["what does fsdp mean"]
         assert active_tab(app) == "tab-docs"
+
+
+@pilot_test
+async def test_a_question_about_a_note_lists_the_note_after_the_guide(stub):
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "another process is using the GPU")
+        sections = [doc.section for doc in app.session.docs]
+        assert sections[-1] == "x-foreign-process"
+        assert not any(section.startswith("x-") for section in sections[:-1])
+        assert "[x-foreign-process]" in chat_texts(app)[-1]

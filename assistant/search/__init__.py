@@ -4,7 +4,7 @@ Importing this package is cheap: jieba, rank-bm25 and numpy load only when a sea
 runs (and jieba only for text with Chinese in it).
 """
 
-from assistant.search.engine import SearchHit, search
+from assistant.search.engine import SearchHit, search, see_also
 from assistant.search.output import format_hits_text, hits_to_json
 from assistant.search.sections import Section, get_section, list_sections, section_title
 from assistant.search.tokenize import detect_lang
@@ -19,4 +19,5 @@ __all__ = [
     "list_sections",
     "search",
     "section_title",
+    "see_also",
 ]

@@ -67,6 +67,11 @@ class IndexConfig:
     # them out; ignored with include_extra (one index of both).
     notes_weight: float = 0.3  # dev queries unchanged at 0.3; 0.7 cost 2 points of R@1
     only_extra: bool = False  # the notes' own index
+    # engine.see_also offers the best note beside the results when it scores at least
+    # this share of the best guide section (each in its own index). On the notes question
+    # set it found the right note (in the top 3 or beside them) for 0.81 of the questions,
+    # and a note was offered beside 28% of the guide's questions; 0 turns it off.
+    see_also_ratio: float = 0.8
     # Sections of a phase the query names (phase_terms.yaml) score this much more.
     phase_boost: float = 0.4
     # Read an unknown English query term as the known term one typo away (spelling.py).

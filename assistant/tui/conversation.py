@@ -7,6 +7,7 @@ only turns those states into chat messages.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
 from rich.text import Text
@@ -19,7 +20,7 @@ from assistant.tui.answers import match_answer, skip_answer
 from assistant.tui.i18n import t
 from assistant.tui.literal import literal
 from assistant.tui.messages import AnswerChosen
-from assistant.tui.session import Outcome, Session
+from assistant.tui.session import DocItem, Outcome, Session
 from assistant.tui.widgets.chat import ChatLog, ChatMessage
 from assistant.tui.widgets.docs import DocsPanel, section_title
 from assistant.tui.widgets.paste import PastePanel
@@ -174,21 +175,24 @@ class Conversation:
         if diagnosis.decision.patch:
             self.app.show_tab("patch")
 
+    def doc_entry(self, doc: DocItem) -> tuple[str, str, str, Sequence[str], bool]:
+        """What the chat shows of a section: id, title, snippet in this language, terms, weak."""
+        snippet = doc.snippet if doc.lang == self.lang else ""
+        return doc.section, section_title(doc.section, self.lang), snippet, doc.terms, doc.weak
+
     def docs_found(self) -> None:
         docs = self.app.session.docs
         if not docs:
             self.note("chat.docs_none")
             return
-        shown = [
-            (
-                doc.section,
-                section_title(doc.section, self.lang),
-                doc.snippet if doc.lang == self.lang else "",
-                doc.terms,
-                doc.weak,
+        listed = [doc for doc in docs if not doc.see_also][:CHAT_DOCS]
+        offered = [doc for doc in docs if doc.see_also]
+        self.say(
+            present.docs_text(
+                [self.doc_entry(doc) for doc in listed],
+                self.lang,
+                see_also=[self.doc_entry(doc) for doc in offered],
             )
-            for doc in docs[:CHAT_DOCS]
-        ]
-        self.say(present.docs_text(shown, self.lang))
+        )
         self.app.query_one(DocsPanel).opened = docs[0].section
         self.app.show_tab("docs")

@@ -186,9 +186,23 @@ def docs_text(
     lang: str,
     *,
     intro_key: str = "chat.docs_intro",
+    see_also: Sequence[tuple[str, str, str, Sequence[str], bool]] = (),
 ) -> Text:
-    """Matching guide sections: (section id, title, snippet, matched terms, weak) each."""
+    """Matching guide sections: (section id, title, snippet, matched terms, weak) each;
+    ``see_also``, areal-doctor's notes offered beside them, under a heading of their own."""
     parts: list[Text | str] = [Text(t(intro_key, lang), style="bold")]
+    parts += _doc_entries(docs, lang)
+    if see_also:
+        parts.append(Text(t("chat.see_also", lang), style="bold"))
+        parts += _doc_entries(see_also, lang)
+    parts.append(Text(t("chat.docs_hint", lang), style="italic"))
+    return lines(*parts)
+
+
+def _doc_entries(
+    docs: Iterable[tuple[str, str, str, Sequence[str], bool]], lang: str
+) -> list[Text | str]:
+    parts: list[Text | str] = []
     for section, title, snippet, terms, weak in docs:
         entry = Text("• ", end="")
         entry.append_text(literal(title, "bold cyan"))
@@ -202,5 +216,4 @@ def docs_text(
                 [term for term in terms if term], "bold yellow", case_sensitive=False
             )
             parts.append(line)
-    parts.append(Text(t("chat.docs_hint", lang), style="italic"))
-    return lines(*parts)
+    return parts

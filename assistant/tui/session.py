@@ -28,6 +28,7 @@ class DocItem:
     snippet: str = ""
     lang: str = ""  # language of ``snippet``
     terms: tuple[str, ...] = ()  # query terms the snippet matched
+    see_also: bool = False  # a note offered beside the results (search.see_also)
 
     @property
     def weak(self) -> bool:
@@ -193,17 +194,23 @@ class Ask:
 
     def run(self, progress: Progress) -> Outcome:
         from assistant import pipeline
-        from assistant.search import detect_lang, search
+        from assistant.search import detect_lang, search, see_also
 
         diagnosis = pipeline.diagnose_text(
             self.text, config=self.config, lang=self.lang, use_defaults=False
         )
         if diagnosis.report.input_kind != "description":
             return log_outcome(diagnosis, self.config, self.lang)
-        hits = search(self.text, lang=detect_lang(self.text), k=SEARCH_RESULTS)
+        lang = detect_lang(self.text)
+        hits = search(self.text, lang=lang, k=SEARCH_RESULTS)
         docs = [
             DocItem(hit.section, hit.score, hit.snippet, hit.lang, tuple(hit.terms)) for hit in hits
         ]
+        note = see_also(self.text, hits, lang=lang)
+        if note is not None:
+            docs.append(
+                DocItem(note.section, note.score, note.snippet, note.lang, tuple(note.terms), True)
+            )
         return Outcome("ask", diagnosis=diagnosis, answers={}, docs=docs, query=self.text)
 
 
