@@ -66,6 +66,10 @@ def has_cjk(text: str) -> bool:
     return _CJK_CHAR.search(text) is not None
 
 
+# The last two lines are verbs and fillers that say nothing about a topic: in a corpus of
+# fifteen sections a word like "using" or "instead" that one section's text happens to
+# contain has a high idf ("another process is using the GPU" went to the weight-buffer
+# section for its "To continue using NCCL"). Tune sets: paraphrase R@1 +0.004, none worse.
 _STOP_WORDS_TEXT = """
     a an the of to in on at for by with from into over under about as and or but if then so
     than too very is are was were be been being do does did doing have has had i me my we our
@@ -73,7 +77,9 @@ _STOP_WORDS_TEXT = """
     how can could should would will shall may might must just really still also not no any all
     some much many such only own same other others each few both again further out up
     down off during while after until since because via across
-    doesn don didn isn aren wasn weren won wouldn shouldn couldn cannot s t m d ll re ve"""
+    doesn don didn isn aren wasn weren won wouldn shouldn couldn cannot s t m d ll re ve
+    use using used uses get got gets getting make makes made making give gives gave given
+    giving go goes going went take takes took taking instead thing things something anything"""
 ENGLISH_STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 
