@@ -120,7 +120,7 @@ class Finding:
 class Consequence:
     """A cascade event after the root cause (NCCL timeout, SIGTERM, connection reset)."""
 
-    what: str  # e.g. nccl_timeout, sigterm, connection_reset, child_failed
+    what: str  # e.g. nccl_timeout, hang, sigterm, connection_reset, child_failed
     count: int
     ranks: list[int]
     example: Evidence

@@ -70,6 +70,11 @@ def collect(
     return out
 
 
+# Consequence kinds (`what` in lookalikes.yaml) that say a process hung: a kill after one
+# is the hang being torn down, not memory.
+HANG_CONSEQUENCES = ("nccl_timeout", "hang")
+
+
 class Analyser:
     """Turns memory-failure hits into ordered, analysed groups."""
 
@@ -136,10 +141,11 @@ class Analyser:
             for h in hits
             if h.category == "error" or (h.category == "lookalike" and h.rule not in pressure)
         ]
-        # a hang the NCCL watchdog reported before the kill explains it too (the launcher
-        # or Ray tears the hung ranks down); timeouts after it are its consequences
+        # a hang a watchdog (NCCL's, an inference server's) reported before the kill
+        # explains it too (the launcher or Ray tears the hung ranks down); timeouts after
+        # it are its consequences
         first_kill = first_in_time(candidates, self.ts_of)
-        hangs = {c.id for c in self.rules.consequences if c.what == "nccl_timeout"}
+        hangs = {c.id for c in self.rules.consequences if c.what in HANG_CONSEQUENCES}
         earlier_hangs = [
             h
             for h in hits
