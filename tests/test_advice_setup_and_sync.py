@@ -132,3 +132,41 @@ def test_a_prefill_failure_after_the_graphs_were_captured_is_not_a_capture_failu
     assert diagnosis.report.stage == "prefill"
     assert "cuda-graph-sglang" not in fixes(diagnosis)[:1]
     assert fixes(diagnosis)[0] in ("sglang-fraction-lower", "reduce-concurrency")
+
+
+@pytest.mark.parametrize(
+    ("log", "buffer"),
+    [
+        # verl: the bucket is an override, the server is verl's vLLM rollout
+        ("verl_bucket_update_oom.log", "4096"),
+        # AReaL: WeightUpdateMeta(weight_chunked_mem_mb=...) echoed in the trainer's log
+        ("areal_chunk_equals_request.log", "2048"),
+    ],
+)
+def test_a_request_the_size_of_the_weight_buffer_leads_with_the_buffer(log, buffer):
+    """'Tried to allocate 4.00 GiB' with a 4096 MiB bucket: the bucket did not fit."""
+    diagnosis = diagnose(log)
+    assert diagnosis.report.phase == "weight_update"
+    assert diagnosis.report.facts.get("weight_buffer_mb") == buffer
+    assert fixes(diagnosis)[0] == "wu-chunk-buffer"
+    first = diagnosis.decision.recommendations[0]
+    assert f"the weight-update buffer this run sets ({buffer} MiB)" in first.why
+
+
+def test_a_verl_hybrid_engine_is_colocated_and_its_server_is_vllm():
+    diagnosis = diagnose("verl_bucket_update_oom.log")
+    assert diagnosis.report.facts.get("colocated") is True
+    assert diagnosis.report.facts.get("server") == "vllm"
+    assert "colocated-vllm" in fixes(diagnosis)
+    assert "foreign-process" not in fixes(diagnosis)
+
+
+def test_a_request_of_another_size_is_not_the_buffer(tmp_path: Path):
+    text = (ADVICE / "areal_chunk_equals_request.log").read_text(encoding="utf-8")
+    log = tmp_path / "other_size.log"
+    log.write_text(text.replace("Tried to allocate 2.00 GiB", "Tried to allocate 2.50 GiB"))
+    report = read_and_classify([str(log)])
+    diagnosis = conclude(report, lang="en", use_defaults=True)
+    assert report.facts.get("weight_buffer_mb") == "2048"
+    whys = " ".join(r.why for r in diagnosis.decision.recommendations)
+    assert "buffer this run sets" not in whys

@@ -131,6 +131,8 @@ class Context:
         found["others_share"] = f"{share:.0%}" if isinstance(share, float) else None
         fileroot = self.config.get("cluster.fileroot") if self.has_config else None
         found["fileroot"] = fileroot if isinstance(fileroot, str) else None
+        buffer_mb = _weight_buffer_mb(self)
+        found["weight_buffer_mb"] = f"{buffer_mb:g}" if buffer_mb is not None else None
         return {k: v for k, v in found.items() if v is not None}
 
 
@@ -151,6 +153,7 @@ TEXT_VARS = (
     "pool_text",
     "others_share",
     "fileroot",
+    "weight_buffer_mb",
 )
 
 
@@ -192,6 +195,39 @@ def _oversized(ctx: Context) -> bool:
     tried = ctx.report.metrics.get("tried_to_allocate_bytes")
     total = ctx.report.metrics.get("total_capacity_bytes")
     return isinstance(tried, int | float) and isinstance(total, int | float) and tried > total > 0
+
+
+@derived("weight_buffer_request")
+def _weight_buffer_request(ctx: Context) -> bool:
+    """The failed request is the weight-update buffer the run sets (the log states its
+    size, or the config does): "Tried to allocate" matches it within PyTorch's rounding.
+    Then the buffer is the tensor that did not fit, and a smaller one is the fix."""
+    tried = ctx.report.metrics.get("tried_to_allocate_bytes")
+    buffer_mb = _weight_buffer_mb(ctx)
+    if not isinstance(tried, int | float) or buffer_mb is None:
+        return False
+    size = buffer_mb * (1 << 20)
+    return abs(tried - size) <= WEIGHT_BUFFER_TOLERANCE * size
+
+
+# PyTorch prints the request with two decimals ("8.00 GiB"): within 1% is the same size
+WEIGHT_BUFFER_TOLERANCE = 0.01
+
+
+def _weight_buffer_mb(ctx: Context) -> float | None:
+    stated = ctx.report.facts.get("weight_buffer_mb")
+    if ctx.has_config:
+        for key in ("actor.weight_chunked_mem_mb", "weight_chunked_mem_mb"):
+            value = ctx.config.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+                return float(value)
+    if not isinstance(stated, str | int | float):
+        return None
+    try:
+        value = float(stated)
+    except ValueError:
+        return None
+    return value if value > 0 else None
 
 
 @derived("fragmentation")
