@@ -69,6 +69,7 @@ class LogFacts(TypedDict, total=False):
     colocated: bool  # trainer and inference server share GPUs (offload, colocation)
     failing_role: str  # AReaL worker role whose engine call failed (actor, ref, critic ...)
     weight_buffer_mb: str  # the weight-update buffer the run sets, in MiB (as the log writes it)
+    engine_in_process: bool  # a vLLM engine inside the trainer's process (LLM(...), TRL colocate)
     ranks_share_gpu: bool  # nvidia-smi: several processes of one program on one GPU
     # signatures.yaml / phases.yaml facts of the root failure
     server: str  # sglang | vllm

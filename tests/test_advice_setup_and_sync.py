@@ -170,3 +170,38 @@ def test_a_request_of_another_size_is_not_the_buffer(tmp_path: Path):
     assert report.facts.get("weight_buffer_mb") == "2048"
     whys = " ".join(r.why for r in diagnosis.decision.recommendations)
     assert "buffer this run sets" not in whys
+
+
+@pytest.mark.parametrize(
+    ("log", "phase"),
+    [
+        # a notebook builds vLLM's LLM(...) first, then loads the policy in the same process
+        ("notebook_inprocess_vllm_then_policy_load.log", "model_loading"),
+        # TRL's vllm_mode="colocate": vLLM lives in the trainer's process
+        ("trl_colocate_backward_oom.log", "training"),
+    ],
+)
+def test_a_vllm_engine_in_the_trainers_own_process_is_named_first(log, phase):
+    diagnosis = diagnose(log)
+    assert diagnosis.report.phase == phase
+    assert diagnosis.report.facts.get("engine_in_process") is True
+    assert diagnosis.report.facts.get("server") == "vllm"
+    assert fixes(diagnosis)[0] == "inprocess-vllm"
+    first = diagnosis.decision.recommendations[0]
+    assert first.section == "x-vllm-memory" and "inside the trainer's own process" in first.why
+
+
+def test_an_in_process_engine_failing_itself_keeps_the_generation_plan(tmp_path: Path):
+    """The lead is for the trainer failing beside the engine, not for the engine's own OOM."""
+    text = (ADVICE / "notebook_inprocess_vllm_then_policy_load.log").read_text(encoding="utf-8")
+    log = tmp_path / "engine_itself.log"
+    log.write_text(
+        text.split("In [5]")[0]
+        + '  File "/usr/local/lib/python3.11/site-packages/vllm/v1/worker/gpu_model_runner.py",'
+        " line 2301, in execute_model\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a"
+        " total capacity of 39.39 GiB of which 1.02 GiB is free.\n"
+    )
+    diagnosis = conclude(read_and_classify([str(log)]), lang="en", use_defaults=True)
+    assert diagnosis.report.phase == "generation"
+    assert "inprocess-vllm" not in fixes(diagnosis)
