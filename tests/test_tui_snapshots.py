@@ -80,6 +80,14 @@ def test_docs_for_a_question(snap_compare, lang):
     assert snap_compare(make_app(lang=lang), terminal_size=SIZE, run_before=run_before)
 
 
+def test_a_note_offered_beside_the_guide(snap_compare):
+    async def run_before(pilot: Pilot) -> None:
+        await type_line(pilot, "another process is using the GPU")
+        await finish(pilot)
+
+    assert snap_compare(make_app(lang="en"), terminal_size=SIZE, run_before=run_before)
+
+
 def test_evidence_of_a_log_full_of_markup(snap_compare):
     async def run_before(pilot: Pilot) -> None:
         await settle(pilot)  # mounted and laid out before the paste, as in the other tests
