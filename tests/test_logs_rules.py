@@ -172,3 +172,17 @@ def test_trigger_gates_are_literal_texts_or_none() -> None:
     )
     assert trigger_gate(("Triton Error \\[",)) == ("triton error [",)
     assert trigger_gate(("exitcode", "(?:status|code):? ?137")) is None
+
+
+def test_fact_and_consequence_triggers_gate_on_literal_text() -> None:
+    """Facts and cascade events are checked on every candidate line; a trigger with regex
+    syntax (an unescaped '.') turns its rule's gate off and its patterns run on all of
+    them (this cost a tenth of a second on 128 rank logs). Only the model-name rule, a
+    real alternation of case variants, may do that."""
+    from assistant.logs.match import trigger_gate
+    from assistant.logs.rules import load_rules
+
+    rules = load_rules()
+    ungated = [f.id for f in rules.facts if trigger_gate(f.triggers) is None]
+    ungated += [c.id for c in rules.consequences if trigger_gate(c.triggers) is None]
+    assert ungated == ["model-family-name"]
