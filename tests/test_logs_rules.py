@@ -186,3 +186,16 @@ def test_fact_and_consequence_triggers_gate_on_literal_text() -> None:
     ungated = [f.id for f in rules.facts if trigger_gate(f.triggers) is None]
     ungated += [c.id for c in rules.consequences if trigger_gate(c.triggers) is None]
     assert ungated == ["model-family-name"]
+
+
+def test_a_quoted_sentence_at_a_line_start_is_not_a_source_line() -> None:
+    """Tracebacks indent their source lines: an indented string literal is code quoting a
+    message; the same quote at the start of a line is a paste quoting what it was told."""
+    from assistant.logs.match import LineMatcher
+    from assistant.logs.rules import load_rules
+
+    matcher = LineMatcher(load_rules())
+    said = '"Your session crashed after using all available RAM. You may want Colab Pro."'
+    assert matcher.signature(said) is not None
+    indented = '            "Your session crashed after using all available RAM."'
+    assert matcher.signature(indented) is None

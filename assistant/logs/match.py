@@ -13,12 +13,14 @@ from assistant.logs.units import parse_value
 # Source lines echoed inside a Python traceback (``raise ValueError("No available
 # memory ...")``) quote a message without it having happened.
 _RAISE_ECHO = re.compile(r"^\s*raise\s+[\w.]+\(")
-# A traceback's source line (string literals alone on a line, as a message split over
-# source lines); a structured log line that starts with a quoted message and goes on
-# with key=value pairs (klog: "HTTP call done" worker=1 ...) is no code.
+# A traceback's source line (string literals alone on an indented line, as a message
+# split over source lines: tracebacks indent their source lines); a structured log line
+# that starts with a quoted message and goes on with key=value pairs (klog: "HTTP call
+# done" worker=1 ...) is no code, nor is a quoted sentence at the start of a line (a
+# paste quoting what a pop-up said).
 _CODE_ECHO = re.compile(
     r"""^\s*(?:raise\s|assert\s|logger\.\w+\(|logging\.\w+\(|print\(|warnings\.warn\(|"""
-    r"""[\w.]+\s*[+]?=\s*f?["']|(?:[fFrRbB]?(["'])(?:(?!\1).)*\1\s*)+[),+]*\s*$)"""
+    r"""[\w.]+\s*[+]?=\s*f?["'])|^\s+(?:[fFrRbB]?(["'])(?:(?!\1).)*\1\s*)+[),+]*\s*$"""
 )
 
 
