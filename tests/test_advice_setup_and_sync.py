@@ -205,3 +205,22 @@ def test_an_in_process_engine_failing_itself_keeps_the_generation_plan(tmp_path:
     diagnosis = conclude(read_and_classify([str(log)]), lang="en", use_defaults=True)
     assert diagnosis.report.phase == "generation"
     assert "inprocess-vllm" not in fixes(diagnosis)
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        "policy.generation.backend=vllm",
+        'rollout:\n  backend: "vllm:d4t2"',
+        "vllm_cfg: {tensor_parallel_size: 2}",
+    ],
+)
+def test_a_config_that_names_vllm_as_the_backend_names_the_server(tmp_path: Path, setting):
+    log = tmp_path / "run.log"
+    log.write_text(
+        f"{setting}\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a"
+        " total capacity of 79.11 GiB of which 1.02 GiB is free.\n",
+        encoding="utf-8",
+    )
+    assert read_and_classify([str(log)]).facts.get("server") == "vllm"
