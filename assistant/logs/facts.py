@@ -45,11 +45,10 @@ def head_facts(path: str, source: int, matcher: LineMatcher) -> list[FactHit]:
         looked += 1
         # prefixes stay: the logger name "[FSDPEngine Rank 0]" is itself a fact
         text = strip_controls(head[start:covered].decode("utf-8", errors="replace"))
-        for rule in matcher.rules.facts:
-            if rule.fact in found:
-                continue
-            value = matcher.fact_value(rule, text)
-            if value is not None:
+        # each rule behind its trigger gate, as for the scanned lines: the head's trigger
+        # lines are those of any fact, and most rules' patterns need not run on them
+        for rule, value in matcher.facts(text):
+            if rule.fact not in found:
                 line = head.count(b"\n", 0, start) + 1
                 found[rule.fact] = FactHit(rule.fact, value, rule.id, source, line)
     return list(found.values())
