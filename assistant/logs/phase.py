@@ -130,6 +130,7 @@ def _scopes(
     after = [lines[i] for i in same if i >= msg_end][: config.after_lines]
     if not any(_FILE.match(lines[i].text) for i in range(tb_start, fail)):  # no frames above
         fail, tb_start = _repeat_with_traceback(lines, fail, msg_end, sig, len(lines))
+        stream = lines[fail].clean.stream  # a paste's own line may be repeated by a rank
     traceback = [lines[i] for i in range(tb_start, fail) if lines[i].clean.stream == stream]
     message = list(lines[msg_start:msg_end])
     if stream:  # the process name itself ("(SGLangHttpServer pid=1)") tells where it ran
@@ -149,11 +150,14 @@ def _repeat_with_traceback(
 
     A native library often logs the failure first (glog, NCCL WARN) and Python
     raises the same message a few lines later with the stack that says where it
-    ran; without such a repeat the failure line itself is returned (no traceback)."""
+    ran; a report's title may quote the error above the rank's traceback. Without such
+    a repeat the failure line itself is returned (no traceback)."""
     stream = lines[fail].clean.stream
     opening = [p for p in sig.patterns if p.search(lines[fail].text)][:1]
     for index in range(msg_end, min(len(lines), fail + reach)):
-        if lines[index].clean.stream != stream:
+        # a line without a prefix (a paste, a title quoting the error) may be repeated by
+        # any process; a process's line only by itself
+        if stream and lines[index].clean.stream != stream:
             continue
         if any(p.search(lines[index].text) for p in opening):
             start = traceback_start(lines, index)
