@@ -213,6 +213,9 @@ def test_an_in_process_engine_failing_itself_keeps_the_generation_plan(tmp_path:
         "policy.generation.backend=vllm",
         'rollout:\n  backend: "vllm:d4t2"',
         "vllm_cfg: {tensor_parallel_size: 2}",
+        # OpenRLHF generates with vLLM only: its own name, its --vllm_* arguments
+        "openrlhf 0.8.5, --colocate_all_models --vllm_enable_sleep",
+        "(PolicyModelActor pid=1198, ip=10.0.1.7) [rank0]: step 3",
     ],
 )
 def test_a_config_that_names_vllm_as_the_backend_names_the_server(tmp_path: Path, setting):
