@@ -70,11 +70,6 @@ def collect(
     return out
 
 
-# Consequence kinds (`what` in lookalikes.yaml) that say a process hung: a kill after one
-# is the hang being torn down, not memory.
-HANG_CONSEQUENCES = ("nccl_timeout", "hang")
-
-
 class Analyser:
     """Turns memory-failure hits into ordered, analysed groups."""
 
@@ -145,7 +140,7 @@ class Analyser:
         # explains it too (the launcher or Ray tears the hung ranks down); timeouts after
         # it are its consequences
         first_kill = first_in_time(candidates, self.ts_of)
-        hangs = {c.id for c in self.rules.consequences if c.what in HANG_CONSEQUENCES}
+        hangs = {c.id for c in self.rules.consequences if c.hang}  # lookalikes.yaml hang
         earlier_hangs = [
             h
             for h in hits

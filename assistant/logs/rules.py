@@ -93,6 +93,7 @@ class ConsequenceRule:
     what: str
     patterns: tuple[LazyPattern, ...]
     triggers: tuple[str, ...]
+    hang: bool = False  # a watchdog saw a process hang: a kill after it is the hang's end
 
 
 @dataclass(frozen=True)
@@ -304,9 +305,10 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
             what=entry.get("what", str),
             patterns=entry.regexes("patterns"),
             triggers=entry.triggers(),
+            hang=entry.get("hang", bool, False),
         )
         for entry in entries(file, data, "consequences")
-        if entry.only("id", "what", "patterns", "triggers")
+        if entry.only("id", "what", "patterns", "triggers", "hang")
     ]
     Entry(file, data, "(top level)").only("lookalikes", "consequences", "error_lines")
     err = Entry(file, data.get("error_lines"), "'error_lines'").only(

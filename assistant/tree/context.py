@@ -202,25 +202,26 @@ def _weight_buffer_request(ctx: Context) -> bool:
     """The failed request is the weight-update buffer the run sets (the log states its
     size, or the config does): "Tried to allocate" matches it within PyTorch's rounding.
     Then the buffer is the tensor that did not fit, and a smaller one is the fix."""
+    from assistant.memory.sizes import printed_tolerance
+
     tried = ctx.report.metrics.get("tried_to_allocate_bytes")
     buffer_mb = _weight_buffer_mb(ctx)
     if not isinstance(tried, int | float) or buffer_mb is None:
         return False
-    size = buffer_mb * (1 << 20)
-    return abs(tried - size) <= WEIGHT_BUFFER_TOLERANCE * size
-
-
-# PyTorch prints the request with two decimals ("8.00 GiB"): within 1% is the same size
-WEIGHT_BUFFER_TOLERANCE = 0.01
+    failure = ctx.report.evidence[0].text if ctx.report.evidence else ""
+    size = int(buffer_mb * (1 << 20))
+    return abs(int(tried) - size) <= printed_tolerance(failure, int(tried))
 
 
 def _weight_buffer_mb(ctx: Context) -> float | None:
-    stated = ctx.report.facts.get("weight_buffer_mb")
+    """The buffer's MiB: the config's (memory.setup reads it), else the log's statement."""
+    from assistant.memory.setup import train_setup
+
     if ctx.has_config:
-        for key in ("actor.weight_chunked_mem_mb", "weight_chunked_mem_mb"):
-            value = ctx.config.get(key)
-            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-                return float(value)
+        chunk = train_setup(ctx.config).weight_chunk_bytes
+        if chunk:
+            return chunk / (1 << 20)
+    stated = ctx.report.facts.get("weight_buffer_mb")
     if not isinstance(stated, str | int | float):
         return None
     try:
