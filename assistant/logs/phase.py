@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from assistant.logs.lines import CleanLine
 from assistant.logs.rules import PhaseConfig, PhasePattern, Signature
+from assistant.logs.vocabulary import decay, has_phrase, has_words, line_role, line_words
 from assistant.logs.windows import Window, WindowLine
 from assistant.models import Phase
 
@@ -182,13 +183,26 @@ def score_phase(
         best = _best_scope(pattern, scopes, config, other_copies)
         if best is not None:
             fired.append(best)
+    fired = _absorbed(fired)
+    framework = dict(scores)
+    for name, score in _line_scores([f for f in fired if not f.pattern.generic]).items():
+        framework[name] += score
     for name, score in _line_scores(fired).items():
         scores[name] += score
     for name, weight in sig.phase_hints.items():
         scores[name] = scores.get(name, 0.0) + float(weight)
+        framework[name] = framework.get(name, 0.0) + float(weight)
+    # the framework entries decide when they reach the bar; the generic core's words
+    # decide only what they leave open (frames outweigh words)
+    shown = max(framework.values(), default=0.0) >= config.min_score
+    if shown:
+        scores = framework
+        fired = [f for f in fired if not f.pattern.generic]
     ranked = sorted(scores.items(), key=lambda kv: -kv[1])
     (top, top_score), runner = ranked[0], ranked[1][1] if len(ranked) > 1 else 0.0
-    phase: Phase = cast(Phase, top) if top_score >= config.min_score else "unknown"
+    bar, margin = (config.min_score, 0.0) if shown else (config.core_min_score, config.core_margin)
+    decided = top_score >= bar and top_score - runner >= margin
+    phase: Phase = cast(Phase, top) if decided else "unknown"
     fired.sort(key=lambda f: -f.score)
     tags: list[str] = []
     facts: dict[str, Any] = {}
@@ -199,6 +213,22 @@ def score_phase(
         for key, value in item.pattern.facts.items():
             facts.setdefault(key, value)
     return PhaseResult(phase, scores, fired, tags, facts, top_score - runner)
+
+
+def _absorbed(fired: list[Fired]) -> list[Fired]:
+    """Evidence that counts for another phase because an entry that absorbs it fired
+    (``absorbs`` in the vocabulary)."""
+    cancelled = {c for f in fired if f.scope == "before" for c in f.pattern.cancels}
+    fired = [f for f in fired if not (f.scope == "before" and f.pattern.id in cancelled)]
+    into = {a: f.pattern.phase for f in fired for a in f.pattern.absorbs}
+    if not into:
+        return fired
+    return [
+        replace(f, pattern=replace(f.pattern, phase=into[f.pattern.id]))
+        if f.pattern.id in into
+        else f
+        for f in fired
+    ]
 
 
 def _line_scores(fired: Sequence[Fired]) -> dict[str, float]:
@@ -221,6 +251,8 @@ def _best_scope(
     config: PhaseConfig,
     other_copies: Sequence[str],
 ) -> Fired | None:
+    if pattern.generic:
+        return _best_generic(pattern, scopes, config)
     best: Fired | None = None
     for scope in ("line", "traceback", "before", "after"):
         if scope not in pattern.where:
@@ -231,8 +263,49 @@ def _best_scope(
         hit = _first(pattern, scopes[scope], scope)
         if hit is not None:
             best = Fired(pattern, scope, hit, pattern.weight * factor)
-        elif scope == "line" and any(pattern.regex.search(t) for t in other_copies):
+        elif scope == "line" and any(fires(pattern, t) for t in other_copies):
             best = Fired(pattern, scope, None, pattern.weight * factor)
+    return best
+
+
+def fires(pattern: PhasePattern, text: str) -> bool:
+    """Whether one vocabulary entry fires on one line (its regex, words or phrases)."""
+    if pattern.regex is not None and pattern.regex.search(text):
+        return True
+    if pattern.words and has_words(line_words(text), pattern.words):
+        return True
+    return bool(pattern.phrases) and has_phrase(text, pattern.phrases)
+
+
+def _best_generic(
+    pattern: PhasePattern, scopes: dict[str, list[WindowLine]], config: PhaseConfig
+) -> Fired | None:
+    """A core entry on its best line: weight x the line's role x its distance decay."""
+    best: Fired | None = None
+    for scope in ("line", "traceback", "before", "after"):
+        if scope not in pattern.where:
+            continue
+        lines = scopes[scope]
+        ordered = list(reversed(lines)) if scope == "before" else lines
+        lines_decay = float(config.decay_lines.get(scope, 0.0))
+        head = lines[0].number if lines else None
+        for distance, line in enumerate(ordered):
+            share = decay(distance, lines_decay) if scope in ("before", "after") else 1.0
+            # the failure line (and the process that printed it) is the message; the
+            # lines a message runs on to are read for what they are (a user's prose)
+            kind = "after" if scope == "line" and line.number != head else scope
+            if pattern.regex is not None:  # a line shape: what the line is, not who wrote it
+                role_factor = 1.0
+            elif any(q.search(line.text) for q in config.quiet):
+                continue  # a package list, a test report: its words are no evidence
+            else:
+                role = line_role(line.text, kind, line.clean.ts_key is not None)
+                role_factor = float(config.role_factor[role])
+            score = pattern.weight * role_factor * share
+            if best is not None and score <= best.score:
+                continue
+            if fires(pattern, line.text):
+                best = Fired(pattern, scope, line, score)
     return best
 
 
@@ -240,6 +313,6 @@ def _first(pattern: PhasePattern, lines: list[WindowLine], scope: str) -> Window
     # in "before", the nearest line counts; elsewhere the first (outermost frame)
     ordered = reversed(lines) if scope == "before" else lines
     for line in ordered:
-        if pattern.regex.search(line.text):
+        if fires(pattern, line.text):
             return line
     return None

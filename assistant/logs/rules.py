@@ -105,14 +105,33 @@ class ErrorRules:
 
 @dataclass(frozen=True)
 class PhasePattern:
+    """One entry of the frame vocabulary: evidence for a phase.
+
+    It fires on a line by a regex (a frame, a line shape), by one of its ``words`` (each
+    a tuple of identifier parts that must follow each other, see
+    ``assistant.logs.vocabulary.parts``) or by one of its ``phrases`` (substrings of the
+    lower-cased line). ``generic`` entries (the core vocabulary) are weighed by the kind of
+    line they are on and its distance from the failure."""
+
     id: str
     phase: Phase
     weight: float
-    regex: LazyPattern
+    regex: LazyPattern | None
     where: frozenset[str]
     tags: tuple[str, ...] = ()
     facts: Mapping[str, Any] = field(default_factory=dict)
     learned_from: tuple[str, ...] = ()  # as Signature.learned_from
+    words: tuple[tuple[str, ...], ...] = ()
+    phrases: tuple[str, ...] = ()
+    generic: bool = False
+    examples: tuple[str, ...] = ()  # lines it must fire on (tests check them)
+    counter_examples: tuple[str, ...] = ()  # lines it must not fire on
+    # entries whose evidence counts for this entry's phase when this one fires too
+    # (an inference server's words make its loading words its start-up)
+    absorbs: tuple[str, ...] = ()
+    # entries whose evidence from the lines before the failure no longer counts when
+    # this one fires there (an RL loop's progress lines do not say which phase failed)
+    cancels: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -122,6 +141,12 @@ class PhaseConfig:
     before_lines: int
     after_lines: int
     patterns: tuple[PhasePattern, ...]
+    # the generic core (knowledge/vocabulary/core.yaml): line roles and distance decay
+    role_factor: Mapping[str, float] = field(default_factory=dict)
+    decay_lines: Mapping[str, float] = field(default_factory=dict)
+    core_min_score: float = 1.0  # what the core alone must reach (no framework entry did)
+    core_margin: float = 0.0  # ... ahead of the runner-up
+    quiet: tuple[LazyPattern, ...] = ()  # lines whose words are no evidence
 
 
 @dataclass(frozen=True)
@@ -344,13 +369,105 @@ def _load_phases() -> PhaseConfig:
                 learned_from=entry.strings("learned_from"),
             )
         )
+    core, roles, decay, bar, quiet = _load_core_vocabulary()
     return PhaseConfig(
         min_score=float(top.get("min_score", (int, float))),
         scope_factor=factors,
         before_lines=top.get("before_lines", int),
         after_lines=top.get("after_lines", int),
-        patterns=tuple(patterns),
+        patterns=(*patterns, *core),
+        role_factor=roles,
+        decay_lines=decay,
+        core_min_score=bar[0],
+        core_margin=bar[1],
+        quiet=quiet,
     )
+
+
+CORE_VOCABULARY = "vocabulary/core.yaml"
+VOCABULARY_KEYS = (
+    "id", "phase", "weight", "pattern", "words", "phrases", "where", "tags", "facts",
+    "learned_from", "match", "no_match", "absorbs", "cancels",
+)  # fmt: skip
+LINE_ROLES = ("message", "frame", "code", "command", "record", "prose")
+
+
+def _load_core_vocabulary() -> tuple[
+    tuple[PhasePattern, ...],
+    Mapping[str, float],
+    Mapping[str, float],
+    tuple[float, float],
+    tuple[LazyPattern, ...],
+]:
+    """The generic core: word entries, phrase entries and line shapes, weighed by the
+    kind of line they fire on and its distance from the failure."""
+    from assistant.logs.vocabulary import parts
+
+    file = CORE_VOCABULARY
+    data = load_yaml(file)
+    Entry(file, data, "(top level)").only("settings", "words", "shapes")
+    settings = Entry(file, data.get("settings"), "'settings'").only(
+        "role_factor", "decay_lines", "min_score", "margin", "quiet_lines"
+    )
+    quiet = settings.regexes("quiet_lines", required=False)
+    bar = (
+        float(settings.get("min_score", (int, float), check=lambda v: v > 0)),
+        float(settings.get("margin", (int, float), check=lambda v: v >= 0)),
+    )
+    roles = settings.get("role_factor", dict)
+    if set(roles) != set(LINE_ROLES) or not all(isinstance(v, int | float) for v in roles.values()):
+        settings.fail(f"'role_factor' needs numbers for exactly {', '.join(LINE_ROLES)}")
+    decay = settings.get("decay_lines", dict)
+    if set(decay) != {"before", "after"} or not all(
+        isinstance(v, int | float) and v >= 0 for v in decay.values()
+    ):
+        settings.fail("'decay_lines' needs numbers >= 0 for exactly before, after")
+    out: list[PhasePattern] = []
+    for section in ("words", "shapes"):
+        for entry in entries(file, data, section):
+            entry.only(*VOCABULARY_KEYS)
+            words = tuple(parts(w) for w in entry.strings("words", required=False))
+            phrases = tuple(p.lower() for p in entry.strings("phrases", required=False))
+            raw = entry.get("pattern", str, None)
+            if section == "shapes" and raw is None:
+                entry.fail("a shape needs a 'pattern'")
+            if section == "words" and (raw is not None or not (words or phrases)):
+                entry.fail("a word entry needs 'words' or 'phrases' (and no 'pattern')")
+            if any(not w for w in words):
+                entry.fail("every word must contain a letter or digit")
+            examples = entry.strings("match", required=False)
+            if not examples:
+                entry.fail("needs a 'match' example: a line it fires on")
+            where = entry.strings("where") or SCOPES
+            if not set(where) <= set(SCOPES):
+                entry.fail(f"'where' must name scopes among {SCOPES}")
+            out.append(
+                PhasePattern(
+                    id=entry.get("id", str),
+                    phase=entry.get("phase", str, check=_in(PHASES[:-2])),
+                    weight=float(entry.get("weight", (int, float), check=lambda v: v >= 0)),
+                    regex=entry.compile(raw) if raw is not None else None,
+                    where=frozenset(where),
+                    tags=entry.strings("tags"),
+                    facts=entry.get("facts", dict, {}),
+                    learned_from=entry.strings("learned_from"),
+                    words=words,
+                    phrases=phrases,
+                    generic=True,
+                    examples=examples,
+                    counter_examples=entry.strings("no_match", required=False),
+                    absorbs=entry.strings("absorbs", required=False),
+                    cancels=entry.strings("cancels", required=False),
+                )
+            )
+    ids = {p.id for p in out}
+    for pattern in out:
+        if not set(pattern.absorbs) | set(pattern.cancels) <= ids:
+            raise KnowledgeError(
+                f"knowledge/{file}: entry '{pattern.id}': 'absorbs' / 'cancels' name an unknown id"
+            )
+    roles_out = {k: float(v) for k, v in roles.items()}
+    return tuple(out), roles_out, {k: float(v) for k, v in decay.items()}, bar, quiet
 
 
 def _load_facts() -> tuple[FactRule, ...]:
@@ -404,7 +521,10 @@ def _load_context_figures() -> tuple[Figure, ...]:
     return tuple(figures[i] for i in ids)
 
 
-RULE_FILES = ("signatures.yaml", "phases.yaml", "lookalikes.yaml", "facts.yaml", "describe.yaml")
+RULE_FILES = (
+    "signatures.yaml", "phases.yaml", CORE_VOCABULARY, "lookalikes.yaml", "facts.yaml",
+    "describe.yaml",
+)  # fmt: skip
 
 
 @cache
