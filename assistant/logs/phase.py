@@ -123,8 +123,9 @@ def _scopes(
 ) -> dict[str, list[WindowLine]]:
     lines = window.lines
     stream = lines[fail].clean.stream
-    # a line without a prefix (a paste) may belong to any process around it
-    same = [i for i, line in enumerate(lines) if not stream or line.clean.stream in (stream, "")]
+    # a line without a prefix (a paste) may belong to any process around it, and the
+    # ranks of one job run the same code: rank 1's frames say where rank 0 was too
+    same = [i for i, line in enumerate(lines) if _same_job(stream, line.clean.stream)]
     tb_start = traceback_start(lines, fail)
     msg_start, msg_end = fail, message_end(lines, fail, sig)
     before = [lines[i] for i in same if i < tb_start][-config.before_lines :]
@@ -144,6 +145,16 @@ def _scopes(
     }
 
 
+_RANK_STREAM = re.compile(r"^rank\d+$")
+
+
+def _same_job(stream: str, other: str) -> bool:
+    """Whether a line of ``other`` can tell where the process ``stream`` was."""
+    if not stream or other in (stream, ""):
+        return True
+    return bool(_RANK_STREAM.match(stream)) and bool(_RANK_STREAM.match(other))
+
+
 def _repeat_with_traceback(
     lines: Sequence[WindowLine], fail: int, msg_end: int, sig: Signature, reach: int
 ) -> tuple[int, int]:
@@ -155,15 +166,18 @@ def _repeat_with_traceback(
     a repeat the failure line itself is returned (no traceback)."""
     stream = lines[fail].clean.stream
     opening = [p for p in sig.patterns if p.search(lines[fail].text)][:1]
-    for index in range(msg_end, min(len(lines), fail + reach)):
-        # a line without a prefix (a paste, a title quoting the error) may be repeated by
-        # any process; a process's line only by itself
-        if stream and lines[index].clean.stream != stream:
-            continue
-        if any(p.search(lines[index].text) for p in opening):
-            start = traceback_start(lines, index)
-            if start < index:
-                return index, start
+    # a line without a prefix (a paste, a title quoting the error) may be repeated by any
+    # process; a process's line first by itself, else by another rank of the same job
+    # (ranks run the same code: a sibling's traceback of the same error says where)
+    passes = (False, True) if stream else (True,)
+    for any_stream in passes:
+        for index in range(msg_end, min(len(lines), fail + reach)):
+            if not any_stream and lines[index].clean.stream != stream:
+                continue
+            if any(p.search(lines[index].text) for p in opening):
+                start = traceback_start(lines, index)
+                if start < index:
+                    return index, start
     return fail, fail
 
 
@@ -218,8 +232,9 @@ def score_phase(
 def _absorbed(fired: list[Fired]) -> list[Fired]:
     """Evidence that counts for another phase because an entry that absorbs it fired
     (``absorbs`` in the vocabulary)."""
-    cancelled = {c for f in fired if f.scope == "before" for c in f.pattern.cancels}
-    fired = [f for f in fired if not (f.scope == "before" and f.pattern.id in cancelled)]
+    # an entry cancels the listed entries' evidence in the scopes it reads itself
+    cancelled = {(c, scope) for f in fired for c in f.pattern.cancels for scope in f.pattern.where}
+    fired = [f for f in fired if (f.pattern.id, f.scope) not in cancelled]
     into = {a: f.pattern.phase for f in fired for a in f.pattern.absorbs}
     if not into:
         return fired
