@@ -83,6 +83,8 @@ class LogFacts(TypedDict, total=False):
     kv_cache_tokens_total: int | float
     # assistant/logs: how the report came about
     memory_unproven: bool  # a bare kill counted as host memory at a low confidence
+    # the phase the vocabulary's words lean to when they do not show one (phase unknown)
+    phase_leaning: str
     described_by_user: bool  # a short description, not a log
     first_error_kind: str  # no memory failure: the look-alike that explains the first error
     first_error_what: dict[str, str]  # its explanation, {"en": ..., "zh": ...}

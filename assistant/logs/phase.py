@@ -50,6 +50,8 @@ class PhaseResult:
     tags: list[str] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)
     margin: float = 0.0  # best score minus the runner-up
+    # phase unknown, yet some evidence points one way: the plan to offer first
+    leaning: Phase | None = None
 
 
 def traceback_start(lines: Sequence[WindowLine], fail: int) -> int:
@@ -209,6 +211,8 @@ def score_phase(
     # the framework entries decide when they reach the bar; the generic core's words
     # decide only what they leave open (frames outweigh words)
     shown = max(framework.values(), default=0.0) >= config.min_score
+    # tags and facts come from every entry that fired, the framework's first
+    noted = sorted(fired, key=lambda f: (f.pattern.generic, -f.score))
     if shown:
         scores = framework
         fired = [f for f in fired if not f.pattern.generic]
@@ -220,13 +224,15 @@ def score_phase(
     fired.sort(key=lambda f: -f.score)
     tags: list[str] = []
     facts: dict[str, Any] = {}
-    for item in fired:
+    for item in noted:
         for tag in item.pattern.tags:
             if tag not in tags:
                 tags.append(tag)
         for key, value in item.pattern.facts.items():
             facts.setdefault(key, value)
-    return PhaseResult(phase, scores, fired, tags, facts, top_score - runner)
+    leans = phase == "unknown" and top_score >= config.core_min_score / 2 and top_score > runner
+    leaning = cast(Phase, top) if leans else None
+    return PhaseResult(phase, scores, fired, tags, facts, top_score - runner, leaning)
 
 
 def _absorbed(fired: list[Fired]) -> list[Fired]:

@@ -153,6 +153,8 @@ def collect_facts(collected: Collected, root: Analysed | None) -> LogFacts:
             if tag not in tags:
                 tags.append(tag)
         facts["signature_tags"] = tags
+        if root.phase is not None and root.phase.leaning is not None:
+            facts["phase_leaning"] = root.phase.leaning
     name = facts.get("model_name")
     if isinstance(name, str):
         name = name.rstrip("/").rsplit("/", 1)[-1]
