@@ -1,6 +1,7 @@
 """Accuracy of the log classifier on a labelled folder.
 
 usage: python benchmarks/eval_logs.py FOLDER [--part all|tune|holdout] [--misses-only]
+                                             [--by family|segment] [--leave-out]
                                              [--leave-family-out]
 
 FOLDER/labels.yaml lists entries with file, oom, phase, kind and (optionally)
@@ -16,6 +17,11 @@ the others. Tune rules on one part and report both.
 --leave-family-out scores each family's logs with the rules written from that
 family's logs switched off (rules name their families in `learned_from`): a rule
 that only fits the logs it came from shows as a drop against the plain figures.
+
+--by segment groups the table by the labels' `segment:` (dev3) instead of the
+framework family; --leave-out switches off the rules learned from each log's own
+group (family or segment, as --by says): --by segment --leave-out is
+leave-one-segment-out.
 """
 
 from __future__ import annotations
@@ -110,18 +116,25 @@ def _over_memory_failures(rows: list[dict]) -> None:
         print(f"look-alikes flagged as memory failures: {flagged}/{len(others)}")
 
 
-def _per_family(rows: list[dict]) -> None:
+def _per_family(rows: list[dict], by: str = "family") -> None:
+    """Each group's figures over its memory failures (as the tracker reports them),
+    and how many of its look-alikes were flagged."""
     by_family: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         by_family[row["family"]].append(row)
     if len(by_family) < 2:
         return
-    print("\nper framework family (oom / phase / kind / first fix):")
+    what = "framework family" if by == "family" else by
+    print(
+        f"\nper {what}, over memory failures (oom / phase / kind / first fix; look-alikes flagged):"
+    )
     for family in sorted(by_family, key=lambda f: (-len(by_family[f]), f)):
-        group = by_family[family]
+        group = [r for r in by_family[family] if r["memory"]]
+        alikes = [r for r in by_family[family] if not r["memory"]]
         keys = ("oom", "phase", "kind", "section")
         cells = "  ".join(_share(group, key).ljust(12) for key in keys)
-        print(f"  {family:10} n={len(group):<3} {cells}")
+        flagged = sum(1 for r in alikes if not r["oom"])
+        print(f"  {family:10} n={len(group):<3} {cells}  {flagged}/{len(alikes)}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,7 +147,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="score each family with the rules learned from it switched off",
     )
+    parser.add_argument("--by", choices=("family", "segment"), default="family")
+    parser.add_argument(
+        "--leave-out",
+        action="store_true",
+        help="score each group (--by) with the rules learned from it switched off",
+    )
     args = parser.parse_args(argv)
+    if args.leave_family_out:
+        args.by, args.leave_out = "family", True
     labels = yaml.safe_load((args.folder / "labels.yaml").read_text(encoding="utf-8"))
     entries = _select(labels, args.part)
     diagnose = _diagnose_fn()
@@ -146,9 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     for entry in entries:
         path = str(args.folder / entry["file"])
-        family = entry.get("framework", "?")
+        family = entry.get("framework" if args.by == "family" else "segment", "?")
         try:
-            with rules_without(family if args.leave_family_out else None):
+            with rules_without(family if args.leave_out else None):
                 report = read_and_classify([path])
             got = {"oom": str(report.oom), "phase": report.phase, "kind": report.kind}
         except UserError as exc:
@@ -161,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         recs = None
         if diagnose is not None and entry.get("sections"):
             try:
-                with rules_without(family if args.leave_family_out else None):
+                with rules_without(family if args.leave_out else None):
                     recs = diagnose([path]).decision.recommendations
             except ImportError:  # the decision tree is not there yet
                 diagnose = None
@@ -190,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{section_hits / section_total:.3f} ({section_hits}/{section_total})"
         )
     _over_memory_failures(rows)
-    _per_family(rows)
+    _per_family(rows, args.by)
     if not args.misses_only:
         for f in ("phase", "kind"):
             _confusion(f, pairs[f])
