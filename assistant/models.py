@@ -54,7 +54,7 @@ class LogFacts(TypedDict, total=False):
     """What the log reveals that the decision tree may use (``LogReport.facts``).
 
     The contract between the log reader and the tree: every key the reader writes is
-    listed here (from knowledge/facts.yaml ``fact``, the ``facts`` of phases.yaml and
+    listed here (from knowledge/facts.yaml ``fact``, the ``facts`` of vocabulary/ and
     signatures.yaml, the ``status`` lines of stages.yaml, and assistant/logs). A key is
     absent when the log does not say; tests/test_models_types.py checks the YAML's keys.
     """
@@ -71,7 +71,7 @@ class LogFacts(TypedDict, total=False):
     weight_buffer_mb: str  # the weight-update buffer the run sets, in MiB (as the log writes it)
     engine_in_process: bool  # a vLLM engine inside the trainer's process (LLM(...), TRL colocate)
     ranks_share_gpu: bool  # nvidia-smi: several processes of one program on one GPU
-    # signatures.yaml / phases.yaml facts of the root failure
+    # signatures.yaml / vocabulary/ facts of the root failure
     server: str  # sglang | vllm
     signature_tags: list[str]  # tags of the root signature and phase patterns
     model_params_b: float  # model size read from the model name, in billions

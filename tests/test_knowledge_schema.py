@@ -257,7 +257,12 @@ def test_edit_experiments_fail_with_file_and_entry(edit, name, change, message) 
         ("signatures.yaml", lambda d: d.update(corroboration_denied="(no"), "does not compile"),
         ("lookalikes.yaml", lambda d: d["lookalikes"][0].update(notise="x"), "'notise'"),
         ("lookalikes.yaml", lambda d: d["consequences"][0].update(wat="x"), "'wat'"),
-        ("phases.yaml", lambda d: d["patterns"][0].update(wher=["line"]), "'wher'"),
+        (
+            "vocabulary/frameworks/vllm.yaml",
+            lambda d: d["entries"][0].update(wher=["line"]),
+            "'wher'",
+        ),
+        ("vocabulary/core.yaml", lambda d: d["words"][0].update(wrds=["train"]), "'wrds'"),
         ("facts.yaml", lambda d: d["facts"][0].update(vale=True), "'vale'"),
         ("describe.yaml", lambda d: d.update(max_char=3), "'max_char'"),
     ],

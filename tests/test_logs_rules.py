@@ -67,22 +67,40 @@ def test_weak_signature_needs_corroboration(monkeypatch) -> None:
     ("name", "loader", "edit", "message"),
     [
         (
-            "phases.yaml",
+            "vocabulary/frameworks/areal.yaml",
             rules._load_phases,
-            lambda d: d["patterns"][0].update(phase="lunch"),
+            lambda d: d["entries"][0].update(phase="lunch"),
             "bad value",
         ),
         (
-            "phases.yaml",
+            "vocabulary/frameworks/pytorch.yaml",
             rules._load_phases,
-            lambda d: d["patterns"][0].update(where=["inside"]),
+            lambda d: d["entries"][0].update(where=["inside"]),
             "where",
         ),
         (
-            "phases.yaml",
+            "vocabulary/core.yaml",
             rules._load_phases,
-            lambda d: d["scope_factor"].pop("after"),
+            lambda d: d["settings"]["scope_factor"].pop("after"),
             "scope_factor",
+        ),
+        (
+            "vocabulary/core.yaml",
+            rules._load_phases,
+            lambda d: d["words"][0].update(cancels=["no-such-entry"]),
+            "unknown id",
+        ),
+        (
+            "vocabulary/frameworks/vllm.yaml",
+            rules._load_phases,
+            lambda d: d["entries"][1].update(id="core-train"),
+            "used twice",
+        ),
+        (
+            "vocabulary/core.yaml",
+            rules._load_phases,
+            lambda d: d["words"][1].update(id=d["words"][0]["id"]),
+            "duplicate id",
         ),
         (
             "lookalikes.yaml",

@@ -46,7 +46,10 @@ def test_every_fact_the_knowledge_can_set_is_a_logfacts_key() -> None:
     keys = set(LogFacts.__annotations__)
     from_facts = {entry["fact"] for entry in load("facts.yaml")["facts"]}
     from_status = {entry["fact"] for entry in load("stages.yaml")["status"]}
-    from_rules = facts_keys_in(load("phases.yaml")) | facts_keys_in(load("signatures.yaml"))
+    from assistant.logs.rules import CORE_VOCABULARY, framework_files
+
+    vocabulary = [load(name) for name in (CORE_VOCABULARY, *framework_files())]
+    from_rules = facts_keys_in(vocabulary) | facts_keys_in(load("signatures.yaml"))
     assert from_facts and from_status and from_rules
     assert from_facts | from_status | from_rules <= keys
 

@@ -1,8 +1,10 @@
 """Decide the phase of a failure from the frames and lines around it.
 
-Scores come from knowledge/phases.yaml; this module only cuts the window into
-scopes (the failure line, its traceback, the lines before and after it) and adds
-up the weights. The phase is never read from a file name.
+Scores come from the frame vocabulary (knowledge/vocabulary/: the generic core's
+words and the per-framework entries); this module only cuts the window into scopes
+(the failure line, its traceback, the lines before and after it) and adds up the
+weights. Framework entries decide when they reach the bar; the core's words decide
+what they leave open. The phase is never read from a file name.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Load and validate the classifier's rule files in knowledge/.
 
 signatures.yaml  memory-failure messages, their figures and hints
-phases.yaml      stack frames and nearby lines that point to a phase
+vocabulary/      the frame vocabulary: core words and per-framework entries for the phase
 lookalikes.yaml  errors that are not memory failures, cascade events, error lines
 facts.yaml       settings the log reveals (allocator config, sleep mode, model)
 describe.yaml    bilingual keywords for short descriptions instead of logs
@@ -343,77 +343,39 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
     return tuple(lookalikes), tuple(consequences), errors
 
 
-def _load_phases() -> PhaseConfig:
-    file = "phases.yaml"
-    data = load_yaml(file)
-    top = Entry(file, data, "(top level)")
-    top.only("min_score", "before_lines", "after_lines", "scope_factor", "patterns")
-    factors = top.get("scope_factor", dict)
-    if set(factors) != set(SCOPES) or not all(isinstance(v, int | float) for v in factors.values()):
-        top.fail(f"'scope_factor' needs numbers for exactly {', '.join(SCOPES)}")
-    patterns = []
-    for entry in entries(file, data, "patterns"):
-        entry.only("id", "phase", "weight", "match", "where", "tags", "facts", "learned_from")
-        where = entry.strings("where") or SCOPES
-        if not set(where) <= set(SCOPES):
-            entry.fail(f"'where' must name scopes among {SCOPES}")
-        patterns.append(
-            PhasePattern(
-                id=entry.get("id", str),
-                phase=entry.get("phase", str, check=_in(PHASES[:-2])),
-                weight=float(entry.get("weight", (int, float))),
-                regex=entry.compile(entry.get("match", str)),
-                where=frozenset(where),
-                tags=entry.strings("tags"),
-                facts=entry.get("facts", dict, {}),
-                learned_from=entry.strings("learned_from"),
-            )
-        )
-    core, roles, decay, bar, quiet = _load_core_vocabulary()
-    return PhaseConfig(
-        min_score=float(top.get("min_score", (int, float))),
-        scope_factor=factors,
-        before_lines=top.get("before_lines", int),
-        after_lines=top.get("after_lines", int),
-        patterns=(*patterns, *core),
-        role_factor=roles,
-        decay_lines=decay,
-        core_min_score=bar[0],
-        core_margin=bar[1],
-        quiet=quiet,
-    )
-
-
+VOCABULARY = "vocabulary"
 CORE_VOCABULARY = "vocabulary/core.yaml"
+FRAMEWORKS = "vocabulary/frameworks"
 VOCABULARY_KEYS = (
     "id", "phase", "weight", "pattern", "words", "phrases", "where", "tags", "facts",
     "learned_from", "match", "no_match", "absorbs", "cancels",
 )  # fmt: skip
 LINE_ROLES = ("message", "frame", "code", "command", "record", "prose")
+SETTINGS_KEYS = (
+    "min_score", "before_lines", "after_lines", "scope_factor", "role_factor", "decay_lines",
+    "core_min_score", "core_margin", "quiet_lines",
+)  # fmt: skip
 
 
-def _load_core_vocabulary() -> tuple[
-    tuple[PhasePattern, ...],
-    Mapping[str, float],
-    Mapping[str, float],
-    tuple[float, float],
-    tuple[LazyPattern, ...],
-]:
-    """The generic core: word entries, phrase entries and line shapes, weighed by the
-    kind of line they fire on and its distance from the failure."""
-    from assistant.logs.vocabulary import parts
+def framework_files() -> tuple[str, ...]:
+    """The per-framework vocabulary files (knowledge/vocabulary/frameworks/*.yaml)."""
+    from assistant.knowledge import knowledge_path
 
+    folder = knowledge_path(FRAMEWORKS)
+    if not folder.is_dir():
+        return ()
+    return tuple(f"{FRAMEWORKS}/{p.name}" for p in sorted(folder.iterdir()) if p.suffix == ".yaml")
+
+
+def _load_phases() -> PhaseConfig:
+    """The frame vocabulary: the core's settings and words, and every framework file."""
     file = CORE_VOCABULARY
     data = load_yaml(file)
     Entry(file, data, "(top level)").only("settings", "words", "shapes")
-    settings = Entry(file, data.get("settings"), "'settings'").only(
-        "role_factor", "decay_lines", "min_score", "margin", "quiet_lines"
-    )
-    quiet = settings.regexes("quiet_lines", required=False)
-    bar = (
-        float(settings.get("min_score", (int, float), check=lambda v: v > 0)),
-        float(settings.get("margin", (int, float), check=lambda v: v >= 0)),
-    )
+    settings = Entry(file, data.get("settings"), "'settings'").only(*SETTINGS_KEYS)
+    factors = settings.get("scope_factor", dict)
+    if set(factors) != set(SCOPES) or not all(isinstance(v, int | float) for v in factors.values()):
+        settings.fail(f"'scope_factor' needs numbers for exactly {', '.join(SCOPES)}")
     roles = settings.get("role_factor", dict)
     if set(roles) != set(LINE_ROLES) or not all(isinstance(v, int | float) for v in roles.values()):
         settings.fail(f"'role_factor' needs numbers for exactly {', '.join(LINE_ROLES)}")
@@ -422,52 +384,87 @@ def _load_core_vocabulary() -> tuple[
         isinstance(v, int | float) and v >= 0 for v in decay.values()
     ):
         settings.fail("'decay_lines' needs numbers >= 0 for exactly before, after")
-    out: list[PhasePattern] = []
+    patterns: list[PhasePattern] = []
+    homes: list[str] = []  # the file of each entry, for errors
+    for name in framework_files():
+        framework = load_yaml(name)
+        Entry(name, framework, "(top level)").only("entries")
+        for entry in entries(name, framework, "entries"):
+            patterns.append(_vocabulary_entry(entry, False))
+            homes.append(name)
     for section in ("words", "shapes"):
         for entry in entries(file, data, section):
-            entry.only(*VOCABULARY_KEYS)
-            words = tuple(parts(w) for w in entry.strings("words", required=False))
-            phrases = tuple(p.lower() for p in entry.strings("phrases", required=False))
-            raw = entry.get("pattern", str, None)
-            if section == "shapes" and raw is None:
+            if section == "shapes" and "pattern" not in entry.data:
                 entry.fail("a shape needs a 'pattern'")
-            if section == "words" and (raw is not None or not (words or phrases)):
-                entry.fail("a word entry needs 'words' or 'phrases' (and no 'pattern')")
-            if any(not w for w in words):
-                entry.fail("every word must contain a letter or digit")
-            examples = entry.strings("match", required=False)
-            if not examples:
-                entry.fail("needs a 'match' example: a line it fires on")
-            where = entry.strings("where") or SCOPES
-            if not set(where) <= set(SCOPES):
-                entry.fail(f"'where' must name scopes among {SCOPES}")
-            out.append(
-                PhasePattern(
-                    id=entry.get("id", str),
-                    phase=entry.get("phase", str, check=_in(PHASES[:-2])),
-                    weight=float(entry.get("weight", (int, float), check=lambda v: v >= 0)),
-                    regex=entry.compile(raw) if raw is not None else None,
-                    where=frozenset(where),
-                    tags=entry.strings("tags"),
-                    facts=entry.get("facts", dict, {}),
-                    learned_from=entry.strings("learned_from"),
-                    words=words,
-                    phrases=phrases,
-                    generic=True,
-                    examples=examples,
-                    counter_examples=entry.strings("no_match", required=False),
-                    absorbs=entry.strings("absorbs", required=False),
-                    cancels=entry.strings("cancels", required=False),
-                )
-            )
-    ids = {p.id for p in out}
-    for pattern in out:
-        if not set(pattern.absorbs) | set(pattern.cancels) <= ids:
+            if section == "words" and "pattern" in entry.data:
+                entry.fail("a word entry has 'words' or 'phrases', not a 'pattern'")
+            patterns.append(_vocabulary_entry(entry, True))
+            homes.append(file)
+    _check_references(patterns, homes)
+    return PhaseConfig(
+        min_score=float(settings.get("min_score", (int, float), check=_positive)),
+        scope_factor={k: float(v) for k, v in factors.items()},
+        before_lines=settings.get("before_lines", int),
+        after_lines=settings.get("after_lines", int),
+        patterns=tuple(patterns),
+        role_factor={k: float(v) for k, v in roles.items()},
+        decay_lines={k: float(v) for k, v in decay.items()},
+        core_min_score=float(settings.get("core_min_score", (int, float), check=_positive)),
+        core_margin=float(settings.get("core_margin", (int, float), check=lambda v: v >= 0)),
+        quiet=settings.regexes("quiet_lines", required=False),
+    )
+
+
+def _positive(value: float) -> bool:
+    return value > 0
+
+
+def _vocabulary_entry(entry: Entry, generic: bool) -> PhasePattern:
+    from assistant.logs.vocabulary import parts
+
+    entry.only(*VOCABULARY_KEYS)
+    words = tuple(parts(w) for w in entry.strings("words", required=False))
+    phrases = tuple(p.lower() for p in entry.strings("phrases", required=False))
+    raw = entry.get("pattern", str, None)
+    if raw is None and not (words or phrases):
+        entry.fail("needs a 'pattern', 'words' or 'phrases'")
+    if any(not w for w in words):
+        entry.fail("every word must contain a letter or digit")
+    where = entry.strings("where") or SCOPES
+    if not set(where) <= set(SCOPES):
+        entry.fail(f"'where' must name scopes among {SCOPES}")
+    return PhasePattern(
+        id=entry.get("id", str),
+        phase=entry.get("phase", str, check=_in(PHASES[:-2])),
+        weight=float(entry.get("weight", (int, float), check=lambda v: v >= 0)),
+        regex=entry.compile(raw) if raw is not None else None,
+        where=frozenset(where),
+        tags=entry.strings("tags"),
+        facts=entry.get("facts", dict, {}),
+        learned_from=entry.strings("learned_from"),
+        words=words,
+        phrases=phrases,
+        generic=generic,
+        examples=entry.strings("match", required=False),
+        counter_examples=entry.strings("no_match", required=False),
+        absorbs=entry.strings("absorbs", required=False),
+        cancels=entry.strings("cancels", required=False),
+    )
+
+
+def _check_references(patterns: list[PhasePattern], homes: list[str]) -> None:
+    """Ids are unique across the vocabulary's files; absorbs / cancels name real ids."""
+    ids = {p.id for p in patterns}
+    seen: dict[str, str] = {}
+    for pattern, home in zip(patterns, homes, strict=True):
+        where = f"knowledge/{home}: entry '{pattern.id}'"
+        if pattern.id in seen:
             raise KnowledgeError(
-                f"knowledge/{file}: entry '{pattern.id}': 'absorbs' / 'cancels' name an unknown id"
+                f"{where}: the id is used twice (also in knowledge/{seen[pattern.id]})"
             )
-    roles_out = {k: float(v) for k, v in roles.items()}
-    return tuple(out), roles_out, {k: float(v) for k, v in decay.items()}, bar, quiet
+        seen[pattern.id] = home
+        if not set(pattern.absorbs) | set(pattern.cancels) <= ids:
+            raise KnowledgeError(f"{where}: 'absorbs' / 'cancels' name an unknown id")
 
 
 def _load_facts() -> tuple[FactRule, ...]:
@@ -521,10 +518,12 @@ def _load_context_figures() -> tuple[Figure, ...]:
     return tuple(figures[i] for i in ids)
 
 
-RULE_FILES = (
-    "signatures.yaml", "phases.yaml", CORE_VOCABULARY, "lookalikes.yaml", "facts.yaml",
-    "describe.yaml",
-)  # fmt: skip
+RULE_FILES = ("signatures.yaml", CORE_VOCABULARY, "lookalikes.yaml", "facts.yaml", "describe.yaml")
+
+
+def rule_files() -> tuple[str, ...]:
+    """Every rule file, the framework vocabularies included."""
+    return (*RULE_FILES, *framework_files())
 
 
 @cache
@@ -597,7 +596,7 @@ def _verdict_name() -> str | None:
     from assistant.knowledge import knowledge_path
 
     digest = hashlib.sha256(f"{__version__}|{sys.version_info[:2]}".encode())
-    for name in RULE_FILES:
+    for name in rule_files():
         try:
             digest.update(knowledge_path(name).read_bytes())
         except OSError:
