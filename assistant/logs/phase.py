@@ -232,7 +232,7 @@ def score_phase(
                 tags.append(tag)
         for key, value in item.pattern.facts.items():
             facts.setdefault(key, value)
-    leans = phase == "unknown" and top_score >= config.core_min_score / 2 and top_score > runner
+    leans = phase == "unknown" and top_score >= config.core_lean_score and top_score > runner
     leaning = cast(Phase, top) if leans else None
     return PhaseResult(phase, scores, fired, tags, facts, top_score - runner, leaning)
 

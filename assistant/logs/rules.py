@@ -147,6 +147,7 @@ class PhaseConfig:
     core_min_score: float = 1.0  # what the core alone must reach (no framework entry did)
     core_margin: float = 0.0  # ... ahead of the runner-up
     quiet: tuple[LazyPattern, ...] = ()  # lines whose words are no evidence
+    core_lean_score: float = 0.1  # phase unknown: the score that makes a lean
 
 
 @dataclass(frozen=True)
@@ -353,7 +354,7 @@ VOCABULARY_KEYS = (
 LINE_ROLES = ("message", "frame", "code", "command", "record", "prose")
 SETTINGS_KEYS = (
     "min_score", "before_lines", "after_lines", "scope_factor", "role_factor", "decay_lines",
-    "core_min_score", "core_margin", "quiet_lines",
+    "core_min_score", "core_margin", "core_lean_score", "quiet_lines",
 )  # fmt: skip
 
 
@@ -412,6 +413,7 @@ def _load_phases() -> PhaseConfig:
         core_min_score=float(settings.get("core_min_score", (int, float), check=_positive)),
         core_margin=float(settings.get("core_margin", (int, float), check=lambda v: v >= 0)),
         quiet=settings.regexes("quiet_lines", required=False),
+        core_lean_score=float(settings.get("core_lean_score", (int, float), check=_positive)),
     )
 
 
