@@ -153,6 +153,16 @@ def default_prefilter() -> Prefilter:
     return Prefilter(rules.triggers, priority)
 
 
+@cache
+def window_prefilter() -> Prefilter | None:
+    """The prefilter of the rules tried only near a failure (lookalikes.yaml
+    ``scope: window``), or None when there are none."""
+    from assistant.logs.rules import load_rules
+
+    triggers = load_rules().window_triggers
+    return Prefilter(triggers, ()) if triggers else None
+
+
 def scan_range(path: str, start: int, end: int, prefilter: Prefilter | None = None) -> RangeScan:
     """Scan bytes [start, end) of ``path``; ``start`` must begin a line."""
     prefilter = prefilter or default_prefilter()

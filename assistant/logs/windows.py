@@ -7,9 +7,11 @@ bounded in bytes and lines, so a 30 MB line or a 400 MB file costs the same.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from assistant.logs.lines import MAX_LINE_CHARS, CleanLine, clean_line
+from assistant.logs.scan import Prefilter
 
 BEFORE_BYTES = 160 * 1024
 AFTER_BYTES = 48 * 1024
@@ -46,14 +48,7 @@ def read_window(path: str, offset: int, line_number: int) -> Window:
         handle.seek(start)
         data = handle.read(offset - start + AFTER_BYTES)
     head, tail = data[: offset - start], data[offset - start :]
-    before = head.split(b"\n")
-    if start > 0 and len(before) > 1:
-        before = before[1:]  # the first piece is a partial line
-    before = before[:-1] if before and before[-1] == b"" else before
-    if head and not head.endswith(b"\n") and before:
-        # the offset is inside a very long line: its slice starts at ``offset``
-        before.pop()
-    before = before[-BEFORE_LINES:]
+    before = _whole_lines(head, start)[-BEFORE_LINES:]
     after = tail.split(b"\n")[: AFTER_LINES + 1]
     if len(data) == offset - start + AFTER_BYTES and len(after) > 1:
         after = after[:-1]  # the last piece may be cut
@@ -61,6 +56,54 @@ def read_window(path: str, offset: int, line_number: int) -> Window:
     center = len(lines)
     lines += [WindowLine(line_number + i, _clean(raw)) for i, raw in enumerate(after)]
     return Window(tuple(lines), center)
+
+
+def _whole_lines(head: bytes, start: int) -> list[bytes]:
+    """The whole lines of ``head`` (bytes from ``start`` up to a line's start)."""
+    before = head.split(b"\n")
+    if start > 0 and len(before) > 1:
+        before = before[1:]  # the first piece is a partial line
+    before = before[:-1] if before and before[-1] == b"" else before
+    if head and not head.endswith(b"\n") and before:
+        # the offset is inside a very long line: its slice starts at ``offset``
+        before.pop()
+    return before
+
+
+@dataclass(frozen=True)
+class Marked:
+    """Lines before a candidate that hold a trigger of ``prefilter`` (see marked_before)."""
+
+    lines: tuple[tuple[int, WindowLine], ...]  # (byte offset, line)
+    first: int  # the first line number looked at
+
+
+def marked_before(path: str, offset: int, line_number: int, prefilter: Prefilter) -> Marked:
+    """The lines of the window above the line at ``offset`` that hold one of
+    ``prefilter``'s triggers, cleaned, with their byte offsets: what a rule tried only near
+    a failure (lookalikes.yaml ``scope: window``) is matched on. Only those lines are
+    decoded, so the cost is one bounded read and one byte scan."""
+    start = max(0, offset - BEFORE_BYTES)
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        head = handle.read(offset - start)
+    pieces = _whole_lines(head, start)[-BEFORE_LINES:]
+    first = line_number - len(pieces)
+    if not pieces:
+        return Marked((), line_number)
+    block = b"\n".join(pieces)
+    block_end = len(head) - 1 if head.endswith(b"\n") else head.rfind(b"\n")
+    base = start + block_end - len(block)
+    starts = [0]
+    for piece in pieces[:-1]:
+        starts.append(starts[-1] + len(piece) + 1)
+    found: dict[int, tuple[int, WindowLine]] = {}
+    for end in prefilter.ends(block):
+        index = bisect_right(starts, max(0, end - 1)) - 1
+        if index not in found:
+            line = WindowLine(first + index, _clean(pieces[index]))
+            found[index] = (base + starts[index], line)
+    return Marked(tuple(found[i] for i in sorted(found)), first)
 
 
 def _clean(raw: bytes) -> CleanLine:
