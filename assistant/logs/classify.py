@@ -17,7 +17,7 @@ from assistant.logs.match import FactHit, Hit, LineMatcher, extract_figures, ext
 from assistant.logs.phase import PhaseResult, message_end, score_phase, traceback_start
 from assistant.logs.rules import Figure, Rules, Signature
 from assistant.logs.scan import RangeScan, window_prefilter
-from assistant.logs.windows import Window, marked_before, read_window
+from assistant.logs.windows import Window, marked_before, read_window, time_before
 
 MAX_WINDOWS = 24  # groups that get a window (and so a phase); the rest keep their line
 MAX_WEAK_CHECKS = 16
@@ -77,11 +77,19 @@ class Analyser:
     def __init__(self, sources: Sequence[Source], rules: Rules) -> None:
         self.sources = sources
         self.rules = rules
-        self._inherited: dict[tuple[int, int], tuple[float, ...]] = {}
+        self._inherited: dict[tuple[int, int], tuple[float, ...] | None] = {}
         self.unproven: set[int] = set()  # ids of hits kept without corroboration
 
     def ts_of(self, hit: Hit) -> tuple[float, ...] | None:
-        return hit.clean.ts_key or self._inherited.get((hit.source, hit.line))
+        """The event time of ``hit``: its line's own timestamp, else that of the nearest
+        earlier timestamped line of its file (windows.time_before; found once per line)."""
+        if hit.clean.ts_key is not None:
+            return hit.clean.ts_key
+        key = (hit.source, hit.line)
+        if key not in self._inherited:
+            path = self.sources[hit.source].path
+            self._inherited[key] = time_before(path, hit.offset, hit.clean.stream)
+        return self._inherited[key]
 
     def memory_hits(self, hits: Sequence[Hit]) -> tuple[list[Hit], list[Hit]]:
         """(memory hits kept, hits demoted to plain errors: uncorroborated or caused)."""
@@ -270,9 +278,7 @@ class Analyser:
         copies = [h.text for h in group.hits[1:8]]
         phase = score_phase(window, fail, sig, self.rules.phases, copies)
         stamped = _stamped_line(window, fail)
-        ts_key = first.clean.ts_key or (stamped.ts_key if stamped else None)
-        if ts_key is not None:
-            self._inherited[(first.source, first.line)] = ts_key
+        ts_key = self.ts_of(first)
         rank = first.clean.rank
         if rank is None and stamped is not None:
             rank = stamped.rank
@@ -376,8 +382,8 @@ def _context_figures(window: Window, fail: int, figures: Sequence[Figure]) -> di
 
 
 def _stamped_line(window: Window, fail: int) -> CleanLine | None:
-    """A traceback has no timestamps or ranks: the nearest earlier stamped line of the
-    same process lends them (any process when the failure line has no prefix)."""
+    """A traceback has no ranks: the nearest earlier stamped line of the same process
+    lends its rank (any process when the failure line has no prefix)."""
     stream = window.lines[fail].clean.stream
     for line in reversed(window.lines[:fail]):
         if line.clean.ts_key is not None and (not stream or line.clean.stream in (stream, "")):

@@ -7,6 +7,7 @@ bounded in bytes and lines, so a 30 MB line or a 400 MB file costs the same.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
@@ -17,6 +18,8 @@ BEFORE_BYTES = 160 * 1024
 AFTER_BYTES = 48 * 1024
 BEFORE_LINES = 400
 AFTER_LINES = 150  # a native failure's Python repeat may end a long traceback below it
+TIME_SEARCH_BYTES = 8 * 1024 * 1024  # how far above a line its event time is looked for
+_CLOCK = re.compile(rb"\d:\d\d:\d\d")
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,44 @@ def marked_before(path: str, offset: int, line_number: int, prefilter: Prefilter
             line = WindowLine(first + index, _clean(pieces[index]))
             found[index] = (base + starts[index], line)
     return Marked(tuple(found[i] for i in sorted(found)), first)
+
+
+def time_before(path: str, offset: int, stream: str) -> tuple[float, ...] | None:
+    """The time of the nearest earlier timestamped line of the same file, for a line
+    (at ``offset``) that carries none: a traceback sits under the log line that led to
+    it, however far above (a communicator's NCCL INFO lines can come between).
+
+    A line of the same process (``stream``, or one without a prefix) is preferred within
+    BEFORE_BYTES; beyond that, or when none is there, the nearest stamped line of any
+    process in the file (a merged log is written in time order). Reads backwards in
+    growing blocks, at most TIME_SEARCH_BYTES; only lines with a clock are decoded."""
+    other: tuple[float, ...] | None = None
+    pos, size, carry = offset, 8 * 1024, b""
+    with open(path, "rb") as handle:
+        while pos > 0 and offset - pos < TIME_SEARCH_BYTES:
+            start = max(0, pos - size, offset - TIME_SEARCH_BYTES)
+            size = min(size * 4, 1024 * 1024)
+            handle.seek(start)
+            block = handle.read(pos - start) + carry
+            carry = b""
+            if start > 0:  # the first piece may be the end of a line that starts earlier
+                cut = block.find(b"\n")
+                carry, block = (block, b"") if cut < 0 else (block[:cut], block[cut + 1 :])
+            pos = start
+            for raw in reversed(block.split(b"\n")):
+                if not _CLOCK.search(raw):
+                    continue
+                clean = _clean(raw)
+                if clean.ts_key is None:
+                    continue
+                if not stream or clean.stream in (stream, ""):
+                    if other is None or offset - pos <= BEFORE_BYTES:
+                        return clean.ts_key
+                    return other
+                other = other or clean.ts_key
+            if other is not None and offset - pos > BEFORE_BYTES:
+                return other
+    return other  # a partial line left in ``carry`` at the search limit is not read
 
 
 def _clean(raw: bytes) -> CleanLine:
