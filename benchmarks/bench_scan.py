@@ -21,7 +21,9 @@ Generates (once; reused when present) in FOLDER (default benchmarks/data/), per 
 Then times `grep -c -E PATTERN` (and `grep -r -c` for the folder) against
 read_and_classify in a fresh Python process (best of --repeat), and reports the peak RSS
 of that process and of its scan workers, the root cause found and whether it is the
-expected one. Goals: <= 3x grep time, <= 150 MB peak. --pythonpath runs another copy of
+expected one. Goals: <= 3x grep time, <= 150 MB peak. A log of the failure alone gives the
+fixed cost every run pays (start-up, rules, the failure's window); marginal_ratio is
+what the noise adds, against grep. --pythonpath runs another copy of
 the code (a checkout of an earlier commit) on the same files, for before/after figures.
 """
 
@@ -254,8 +256,9 @@ def _late_cascade(rank: int) -> str:
 
 def generate_pool(
     folder: Path, size_mb: int, prefill_mb: int, ranks: int, rank_mb: int
-) -> tuple[Path, Path, Path, str]:
-    """Big log, SGLang prefill log and rank folder from the healthy pool; expected root file."""
+) -> tuple[Path, Path, Path, str, Path]:
+    """Big log, SGLang prefill log and rank folder from the healthy pool, the expected root
+    file, and a log of the failure alone (what every run pays whatever the noise)."""
     folder.mkdir(parents=True, exist_ok=True)
     lines = pool_lines()
     big = folder / "big.log"
@@ -272,6 +275,9 @@ def generate_pool(
         write_noise(
             prefill, prefill_mb * 1_000_000, prefills, 2, _cuda_oom_after_begin(0, "03:55:02.400")
         )
+    alone = folder / "failure-alone.log"
+    if not alone.exists():  # the fixed cost: start-up, rules, the failure's window
+        alone.write_text(_cuda_oom_after_begin(0, "03:55:02.400"), encoding="utf-8")
     rank_dir = folder / "ranks"
     rank_dir.mkdir(exist_ok=True)
     first, second = (77, 90) if ranks > 90 else (ranks // 3, ranks // 2)
@@ -286,7 +292,7 @@ def generate_pool(
         else:
             tail = _late_cascade(rank)
         write_noise(path, rank_mb * 1_000_000, lines, rank + 100, tail)
-    return big, prefill, rank_dir, f"rank{first:03d}.log"
+    return big, prefill, rank_dir, f"rank{first:03d}.log", alone
 
 
 def best_of(repeat: int, command: list[str]) -> tuple[float, str]:
@@ -300,14 +306,14 @@ def best_of(repeat: int, command: list[str]) -> tuple[float, str]:
 
 
 def best_run(
-    repeat: int, command: list[str], env: dict[str, str]
+    repeat: int, command: list[str], env: dict[str, str], cwd: str | Path = ROOT
 ) -> tuple[float, list[float], str]:
     """Best wall time of ``repeat`` runs, every time, and the last output."""
     times, output = [], ""
     for _ in range(repeat):
         started = time.perf_counter()
         done = subprocess.run(
-            command, capture_output=True, text=True, cwd=ROOT, check=False, env=env
+            command, capture_output=True, text=True, cwd=cwd, check=False, env=env
         )
         times.append(time.perf_counter() - started)
         output = done.stdout or done.stderr
@@ -327,7 +333,10 @@ def measure(
         env["PYTHONPATH"] = os.pathsep.join([pythonpath, env.get("PYTHONPATH", "")])
     best_of(1, grep_cmd)  # warm the page cache
     grep_s, _ = best_of(repeat, grep_cmd)
-    ours_s, times, out = best_run(repeat, [sys.executable, "-c", _RUNNER, *target], env)
+    # `python -c` puts its working folder first on sys.path: run in the copy's folder
+    ours_s, times, out = best_run(
+        repeat, [sys.executable, "-c", _RUNNER, *target], env, pythonpath or ROOT
+    )
     lines = out.strip().splitlines()
     try:
         result: dict[str, Any] = json.loads(lines[-1])
@@ -359,10 +368,11 @@ def main(argv: list[str] | None = None) -> int:
     noises = [n.strip() for n in args.noise.split(",") if n.strip()]
     cases: list[tuple[str, Path, str | None, bool]] = []  # name, target, expected root, folder
     if "pool" in noises:
-        big, prefill, ranks, root = generate_pool(
+        big, prefill, ranks, root, alone = generate_pool(
             args.folder / "pool", args.size_mb, args.prefill_mb, args.ranks, args.rank_mb
         )
         cases += [
+            ("fixed cost: the failure alone", alone, None, False),
             ("pool: single file", big, None, False),
             ("pool: SGLang prefill lines", prefill, None, False),
             ("pool: rank folder", ranks, root, True),
@@ -370,16 +380,22 @@ def main(argv: list[str] | None = None) -> int:
     if "old" in noises:
         big, ranks, root = generate(args.folder / "old", args.size_mb, args.ranks, args.rank_mb)
         cases += [("old: single file", big, None, False), ("old: rank folder", ranks, root, True)]
+    fixed_s: float | None = None
     for name, target, root, folder in cases:
         grep = ["grep", "-r", "-c"] if folder else ["grep", "-c"]
         item = measure(
             name,
             [*grep, "-E", GREP_PATTERN, str(target)],
-            [str(target)],
+            [str(target.resolve())],
             args.repeat,
             root,
             args.pythonpath,
         )
+        if name.startswith("fixed cost"):
+            fixed_s = item["ours_s"]
+        elif fixed_s is not None and item["grep_s"]:
+            # what the noise itself costs against grep, the fixed cost set aside
+            item["marginal_ratio"] = round((item["ours_s"] - fixed_s) / item["grep_s"], 2)
         print(json.dumps(item, ensure_ascii=False), flush=True)
     return 0
 
