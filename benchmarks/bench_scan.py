@@ -1,15 +1,30 @@
-"""Speed and memory of read_and_classify against grep on big synthetic logs.
+"""Speed and memory of read_and_classify against grep on big logs, with two noise sources.
 
-usage: python benchmarks/bench_scan.py [FOLDER] [--size-mb 400] [--ranks 128] [--rank-mb 2]
-                                       [--keep] [--repeat 3]
+usage: python benchmarks/bench_scan.py [FOLDER] [--size-mb 400] [--prefill-mb 40]
+                                       [--ranks 128] [--rank-mb 2] [--repeat 3]
+                                       [--noise pool,old] [--pythonpath DIR]
 
-Generates (once; reused when present) in FOLDER (default benchmarks/data/):
-  big.log       an AReaL-style training log of about --size-mb MB, OOM near its end
-  ranks/        --ranks rank logs of --rank-mb MB each; one rank OOMs first, the
-                others die of NCCL watchdog timeouts and SIGTERM afterwards
+Generates (once; reused when present) in FOLDER (default benchmarks/data/), per noise:
+  pool/   noise drawn from the healthy lines of tests/fixtures/healthy/ (AReaL's logger
+          lines and stats tables, SGLang / vLLM status lines, tqdm, wandb, torchrun, NCCL
+          and Ray start-up noise, config dumps: benchmarks/healthy_pool.py), and
+          prefill.log: --prefill-mb MB of SGLang's own "Prefill batch. #new-seq: ..."
+          lines; the rank folder follows the layout of a weight update that fails on two
+          ranks: rank 77's NCCL "Cuda failure 2 'out of memory'" at 03:55:00.100 comes
+          before rank 90's CUDA OOM at 03:55:02.400 (each traceback under a timestamped
+          "Begin update_weights" line, rank 77's below its communicator's NCCL INFO
+          lines); the other ranks die of NCCL watchdog timeouts and SIGTERM later
+  old/    the earlier generator's own noise lines (step / ppo_update / Memory-Usage /
+          Decode batch); one rank (--ranks // 3) OOMs first
+  big.log  about --size-mb MB, an OOM near its end
+  ranks/   --ranks rank logs of --rank-mb MB each
 Then times `grep -c -E PATTERN` (and `grep -r -c` for the folder) against
-read_and_classify in a fresh Python process, and reports the peak RSS of that
-process and of its scan workers. Goals: <= 3x grep time, <= 150 MB peak.
+read_and_classify in a fresh Python process (best of --repeat), and reports the peak RSS
+of that process and of its scan workers, the root cause found and whether it is the
+expected one. Goals: <= 3x grep time, <= 150 MB peak. A log of the failure alone gives the
+fixed cost every run pays (start-up, rules, the failure's window); marginal_ratio is
+what the noise adds, against grep. --pythonpath runs another copy of
+the code (a checkout of an earlier commit) on the same files, for before/after figures.
 """
 
 from __future__ import annotations
@@ -22,10 +37,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+POOL = ROOT / "tests" / "fixtures" / "healthy"
 GREP_PATTERN = "out of memory|OutOfMemoryError|OOM"
 ANSI_HEAD = "\x1b[1;38;2;180;140;80m(AReaL)\x1b[0m"
+GOAL_RATIO = 3.0
+GOAL_RSS_MB = 150.0
 
 _RUNNER = r"""
 import json, resource, sys, time
@@ -141,10 +160,15 @@ def write_log(path: Path, size: int, rank: int, seed: int, tail: str | None) -> 
             handle.write(tail)
 
 
-def generate(folder: Path, size_mb: int, ranks: int, rank_mb: int) -> tuple[Path, Path]:
+def _missing(path: Path, size: int) -> bool:
+    return not path.exists() or path.stat().st_size < size * 0.95
+
+
+def generate(folder: Path, size_mb: int, ranks: int, rank_mb: int) -> tuple[Path, Path, str]:
+    """The earlier generator's big log and rank folder, and the expected root file."""
     folder.mkdir(parents=True, exist_ok=True)
     big = folder / "big.log"
-    if not big.exists() or big.stat().st_size < size_mb * 1_000_000 * 0.95:
+    if _missing(big, size_mb * 1_000_000):
         print(f"writing {big} ({size_mb} MB) ...", file=sys.stderr)
         tail = _oom_block(3, 30000) + "".join(_cascade_block(r, 30600) for r in range(8))
         write_log(big, size_mb * 1_000_000, 3, 1, tail)
@@ -157,7 +181,118 @@ def generate(folder: Path, size_mb: int, ranks: int, rank_mb: int) -> tuple[Path
             continue
         tail = _oom_block(rank, 5000) if rank == failing else _cascade_block(rank, 5600)
         write_log(path, rank_mb * 1_000_000, rank, rank + 100, tail)
-    return big, rank_dir
+    return big, rank_dir, f"rank{failing:03d}.log"
+
+
+# --------------------------------------------------------------- noise from the healthy pool
+def pool_lines() -> list[str]:
+    """Every line of the healthy pool (tests/fixtures/healthy/*.log)."""
+    lines = [
+        line
+        for path in sorted(POOL.glob("*.log"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    if not lines:
+        raise SystemExit(f"no healthy pool in {POOL}: run benchmarks/healthy_pool.py")
+    return lines
+
+
+def write_noise(path: Path, size: int, lines: list[str], seed: int, tail: str) -> None:
+    """About ``size`` bytes of lines drawn from ``lines``, then ``tail``."""
+    rng = random.Random(seed)
+    written = 0
+    with path.open("w", encoding="utf-8") as handle:
+        while written < size:
+            chunk = "\n".join(rng.choices(lines, k=5000)) + "\n"
+            handle.write(chunk)
+            written += len(chunk.encode("utf-8"))
+        handle.write(tail)
+
+
+def _stamp_at(clock: str) -> str:
+    return f"(AReaL) 20260522-{clock}"
+
+
+def _begin_update(rank: int, clock: str) -> str:
+    return f"{_stamp_at(clock)} [FSDPEngine Rank {rank}] INFO: Begin update_weights\n"
+
+
+def _nccl_failure_block(rank: int, clock: str) -> str:
+    """NCCL's CUDA failure during a weight broadcast, under the communicator's INFO lines."""
+    init = "".join(
+        f"node-10:4321:4400 [{rank % 8}] NCCL INFO Channel {i % 24:02d}/0 : "
+        f"{rank}[{rank % 8}] -> {i % 128}[{i % 8}] via P2P/CUMEM/read\n"
+        for i in range(450)
+    )
+    return (
+        _begin_update(rank, clock) + init + "Traceback (most recent call last):\n"
+        '  File "/opt/AReaL/areal/engine/fsdp_engine.py", line 612, in update_weights\n'
+        "    dist.broadcast(tensor, src=0, group=self.weight_update_group)\n"
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        "NCCLUtils.hpp:317, unhandled cuda error (run with NCCL_DEBUG=INFO for details), "
+        "NCCL version 2.21.5\n"
+        "ncclUnhandledCudaError: Call to CUDA function failed.\n"
+        "Last error:\n"
+        "Cuda failure 2 'out of memory'\n"
+    )
+
+
+def _cuda_oom_after_begin(rank: int, clock: str) -> str:
+    lines = _oom_block(rank, 0).splitlines(keepends=True)[1:]  # the traceback, no head line
+    return _begin_update(rank, clock) + "".join(lines)
+
+
+def _late_cascade(rank: int) -> str:
+    return (
+        f"[rank{rank}]:[E0522 03:56:02.500000 7{rank:03d} ProcessGroupNCCL.cpp:616] [Rank {rank}] "
+        "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=88123, "
+        "OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=60000) ran for 60012 "
+        "milliseconds before timing out.\n"
+        f"W0522 03:56:04.000000 1234 torch/distributed/elastic/multiprocessing/api.py:897]"
+        f" Sending process {40000 + rank} closing signal SIGTERM\n"
+    )
+
+
+def generate_pool(
+    folder: Path, size_mb: int, prefill_mb: int, ranks: int, rank_mb: int
+) -> tuple[Path, Path, Path, str, Path]:
+    """Big log, SGLang prefill log and rank folder from the healthy pool, the expected root
+    file, and a log of the failure alone (what every run pays whatever the noise)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = pool_lines()
+    big = folder / "big.log"
+    if _missing(big, size_mb * 1_000_000):
+        print(f"writing {big} ({size_mb} MB of healthy-pool lines) ...", file=sys.stderr)
+        tail = _cuda_oom_after_begin(3, "03:55:02.400") + "".join(
+            _late_cascade(r) for r in range(8)
+        )
+        write_noise(big, size_mb * 1_000_000, lines, 1, tail)
+    prefill = folder / "prefill.log"
+    if _missing(prefill, prefill_mb * 1_000_000):
+        print(f"writing {prefill} ({prefill_mb} MB of SGLang prefill lines) ...", file=sys.stderr)
+        prefills = [line for line in lines if "Prefill batch." in line]
+        write_noise(
+            prefill, prefill_mb * 1_000_000, prefills, 2, _cuda_oom_after_begin(0, "03:55:02.400")
+        )
+    alone = folder / "failure-alone.log"
+    if not alone.exists():  # the fixed cost: start-up, rules, the failure's window
+        alone.write_text(_cuda_oom_after_begin(0, "03:55:02.400"), encoding="utf-8")
+    rank_dir = folder / "ranks"
+    rank_dir.mkdir(exist_ok=True)
+    first, second = (77, 90) if ranks > 90 else (ranks // 3, ranks // 2)
+    for rank in range(ranks):
+        path = rank_dir / f"rank{rank:03d}.log"
+        if path.exists():
+            continue
+        if rank == first:
+            tail = _nccl_failure_block(rank, "03:55:00.100")
+        elif rank == second:
+            tail = _cuda_oom_after_begin(rank, "03:55:02.400")
+        else:
+            tail = _late_cascade(rank)
+        write_noise(path, rank_mb * 1_000_000, lines, rank + 100, tail)
+    return big, prefill, rank_dir, f"rank{first:03d}.log", alone
 
 
 def best_of(repeat: int, command: list[str]) -> tuple[float, str]:
@@ -170,38 +305,98 @@ def best_of(repeat: int, command: list[str]) -> tuple[float, str]:
     return best, output
 
 
-def measure(name: str, grep_cmd: list[str], target: list[str], repeat: int) -> dict:
+def best_run(
+    repeat: int, command: list[str], env: dict[str, str], cwd: str | Path = ROOT
+) -> tuple[float, list[float], str]:
+    """Best wall time of ``repeat`` runs, every time, and the last output."""
+    times, output = [], ""
+    for _ in range(repeat):
+        started = time.perf_counter()
+        done = subprocess.run(
+            command, capture_output=True, text=True, cwd=cwd, check=False, env=env
+        )
+        times.append(time.perf_counter() - started)
+        output = done.stdout or done.stderr
+    return min(times), times, output
+
+
+def measure(
+    name: str,
+    grep_cmd: list[str],
+    target: list[str],
+    repeat: int,
+    expected_root: str | None = None,
+    pythonpath: str | None = None,
+) -> dict[str, Any]:
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join([pythonpath, env.get("PYTHONPATH", "")])
     best_of(1, grep_cmd)  # warm the page cache
     grep_s, _ = best_of(repeat, grep_cmd)
-    ours_s, out = best_of(repeat, [sys.executable, "-c", _RUNNER, *target])
-    result = json.loads(out.strip().splitlines()[-1]) if out.strip() else {"error": "no output"}
+    # `python -c` puts its working folder first on sys.path: run in the copy's folder
+    ours_s, times, out = best_run(
+        repeat, [sys.executable, "-c", _RUNNER, *target], env, pythonpath or ROOT
+    )
+    lines = out.strip().splitlines()
+    try:
+        result: dict[str, Any] = json.loads(lines[-1])
+    except (IndexError, json.JSONDecodeError):
+        result = {"error": lines[-1] if lines else "no output"}
     result.update(name=name, grep_s=round(grep_s, 3), ours_s=round(ours_s, 3))
+    result["runs_s"] = [round(t, 2) for t in times]
     result["ratio"] = round(ours_s / grep_s, 2) if grep_s else None
+    rss = max(result.get("rss_main_mb", 0.0), result.get("rss_worker_mb", 0.0))
+    result["goal_time"] = bool(result["ratio"] is not None and result["ratio"] <= GOAL_RATIO)
+    result["goal_rss"] = bool(0 < rss <= GOAL_RSS_MB)
+    if expected_root is not None:
+        result["expected_root"] = expected_root
+        result["root_ok"] = str(result.get("root", "")).split(":")[0].endswith(expected_root)
     return result
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("folder", nargs="?", type=Path, default=ROOT / "benchmarks" / "data")
     parser.add_argument("--size-mb", type=int, default=400)
+    parser.add_argument("--prefill-mb", type=int, default=40)
     parser.add_argument("--ranks", type=int, default=128)
     parser.add_argument("--rank-mb", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--noise", default="pool,old", help="pool, old or both (pool,old)")
+    parser.add_argument("--pythonpath", default=None, help="run this copy of the code")
     args = parser.parse_args(argv)
-    big, rank_dir = generate(args.folder, args.size_mb, args.ranks, args.rank_mb)
-    results = [
-        measure(
-            "single file", ["grep", "-c", "-E", GREP_PATTERN, str(big)], [str(big)], args.repeat
-        ),
-        measure(
-            "rank folder",
-            ["grep", "-r", "-c", "-E", GREP_PATTERN, str(rank_dir)],
-            [str(rank_dir)],
+    noises = [n.strip() for n in args.noise.split(",") if n.strip()]
+    cases: list[tuple[str, Path, str | None, bool]] = []  # name, target, expected root, folder
+    if "pool" in noises:
+        big, prefill, ranks, root, alone = generate_pool(
+            args.folder / "pool", args.size_mb, args.prefill_mb, args.ranks, args.rank_mb
+        )
+        cases += [
+            ("fixed cost: the failure alone", alone, None, False),
+            ("pool: single file", big, None, False),
+            ("pool: SGLang prefill lines", prefill, None, False),
+            ("pool: rank folder", ranks, root, True),
+        ]
+    if "old" in noises:
+        big, ranks, root = generate(args.folder / "old", args.size_mb, args.ranks, args.rank_mb)
+        cases += [("old: single file", big, None, False), ("old: rank folder", ranks, root, True)]
+    fixed_s: float | None = None
+    for name, target, root, folder in cases:
+        grep = ["grep", "-r", "-c"] if folder else ["grep", "-c"]
+        item = measure(
+            name,
+            [*grep, "-E", GREP_PATTERN, str(target)],
+            [str(target.resolve())],
             args.repeat,
-        ),
-    ]
-    for item in results:
-        print(json.dumps(item, ensure_ascii=False))
+            root,
+            args.pythonpath,
+        )
+        if name.startswith("fixed cost"):
+            fixed_s = item["ours_s"]
+        elif fixed_s is not None and item["grep_s"]:
+            # what the noise itself costs against grep, the fixed cost set aside
+            item["marginal_ratio"] = round((item["ours_s"] - fixed_s) / item["grep_s"], 2)
+        print(json.dumps(item, ensure_ascii=False), flush=True)
     return 0
 
 

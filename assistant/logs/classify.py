@@ -16,11 +16,12 @@ from assistant.logs.lines import CleanLine, clean_line, strip_controls
 from assistant.logs.match import FactHit, Hit, LineMatcher, extract_figures, extract_values
 from assistant.logs.phase import PhaseResult, message_end, score_phase, traceback_start
 from assistant.logs.rules import Figure, Rules, Signature
-from assistant.logs.scan import RangeScan
-from assistant.logs.windows import Window, read_window
+from assistant.logs.scan import RangeScan, window_prefilter
+from assistant.logs.windows import Window, marked_before, read_window, time_before
 
 MAX_WINDOWS = 24  # groups that get a window (and so a phase); the rest keep their line
 MAX_WEAK_CHECKS = 16
+MAX_HEADER_WINDOWS = 64  # windows read above memory hits for near-failure rules
 TRACEBACK_VETO_BELOW = 6
 
 
@@ -76,11 +77,19 @@ class Analyser:
     def __init__(self, sources: Sequence[Source], rules: Rules) -> None:
         self.sources = sources
         self.rules = rules
-        self._inherited: dict[tuple[int, int], tuple[float, ...]] = {}
+        self._inherited: dict[tuple[int, int], tuple[float, ...] | None] = {}
         self.unproven: set[int] = set()  # ids of hits kept without corroboration
 
     def ts_of(self, hit: Hit) -> tuple[float, ...] | None:
-        return hit.clean.ts_key or self._inherited.get((hit.source, hit.line))
+        """The event time of ``hit``: its line's own timestamp, else that of the nearest
+        earlier timestamped line of its file (windows.time_before; found once per line)."""
+        if hit.clean.ts_key is not None:
+            return hit.clean.ts_key
+        key = (hit.source, hit.line)
+        if key not in self._inherited:
+            path = self.sources[hit.source].path
+            self._inherited[key] = time_before(path, hit.offset, hit.clean.stream)
+        return self._inherited[key]
 
     def memory_hits(self, hits: Sequence[Hit]) -> tuple[list[Hit], list[Hit]]:
         """(memory hits kept, hits demoted to plain errors: uncorroborated or caused)."""
@@ -172,11 +181,9 @@ class Analyser:
         of the current error, the next past header, its first empty line after some
         text (a new paragraph may be today's error), or ``past_block`` lines."""
         marks = {x.id: x.past for x in self.rules.lookalikes if x.past}
-        headers = sorted(
-            (h.source, h.line, marks[h.rule], h)
-            for h in hits
-            if h.category == "lookalike" and h.rule in marks
-        )
+        found = [h for h in hits if h.category == "lookalike" and h.rule in marks]
+        found += self._headers_near(sig_hits, {(h.source, h.line) for h in hits})
+        headers = sorted((h.source, h.line, marks[h.rule], h) for h in found)
         if not any(kind == "opens" for _, _, kind, _ in headers):
             return sig_hits, []
         blocks: list[tuple[int, int, int]] = []
@@ -193,6 +200,43 @@ class Analyser:
             inside = any(s == hit.source and start < hit.line < end for s, start, end in blocks)
             (past if inside else kept).append(hit)
         return kept, past
+
+    def _headers_near(self, sig_hits: list[Hit], seen: set[tuple[int, int]]) -> list[Hit]:
+        """Hits of the rules tried only near a failure (lookalikes.yaml ``scope: window``:
+        headings such as "=== Current error ===") in the window above each memory
+        hit; their words ("new", "current", "old") fill healthy logs, so they are no
+        prefilter triggers. Windows read from the last hit of a file upwards cover the
+        hits above them; at most MAX_HEADER_WINDOWS are read."""
+        prefilter = window_prefilter()
+        rules = [x for x in self.rules.lookalikes if x.scope == "window"]
+        if prefilter is None or not rules:
+            return []
+        reach = self.rules.reading["past_block"]
+        found: list[Hit] = []
+        reads = 0
+        for source in sorted({h.source for h in sig_hits}):
+            covered = None  # the first line the windows read so far looked at
+            for hit in sorted((h for h in sig_hits if h.source == source), key=lambda h: -h.line):
+                if covered is not None and hit.line - reach >= covered:
+                    continue
+                if reads >= MAX_HEADER_WINDOWS:
+                    return found
+                reads += 1
+                marked = marked_before(self.sources[source].path, hit.offset, hit.line, prefilter)
+                covered = marked.first
+                for offset, line in marked.lines:
+                    key = (source, line.number)
+                    if key in seen:
+                        continue
+                    rule = next(
+                        (r for r in rules if any(p.search(line.text) for p in r.patterns)), None
+                    )
+                    if rule is not None:
+                        seen.add(key)
+                        found.append(
+                            Hit("lookalike", rule.id, source, line.number, offset, line.clean)
+                        )
+        return found
 
     def _paragraph_end(self, header: Hit) -> int:
         """The first empty line after some text below ``header`` (a big number if none)."""
@@ -234,9 +278,7 @@ class Analyser:
         copies = [h.text for h in group.hits[1:8]]
         phase = score_phase(window, fail, sig, self.rules.phases, copies)
         stamped = _stamped_line(window, fail)
-        ts_key = first.clean.ts_key or (stamped.ts_key if stamped else None)
-        if ts_key is not None:
-            self._inherited[(first.source, first.line)] = ts_key
+        ts_key = self.ts_of(first)
         rank = first.clean.rank
         if rank is None and stamped is not None:
             rank = stamped.rank
@@ -340,8 +382,8 @@ def _context_figures(window: Window, fail: int, figures: Sequence[Figure]) -> di
 
 
 def _stamped_line(window: Window, fail: int) -> CleanLine | None:
-    """A traceback has no timestamps or ranks: the nearest earlier stamped line of the
-    same process lends them (any process when the failure line has no prefix)."""
+    """A traceback has no ranks: the nearest earlier stamped line of the same process
+    lends its rank (any process when the failure line has no prefix)."""
     stream = window.lines[fail].clean.stream
     for line in reversed(window.lines[:fail]):
         if line.clean.ts_key is not None and (not stream or line.clean.stream in (stream, "")):

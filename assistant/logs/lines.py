@@ -101,12 +101,18 @@ _PREFIXES: tuple[_Prefix, ...] = (
     _p("dmesg", r"^\[\s*(?P<uptime>\d+\.\d+)\]\s?"),
     _p(
         "journal",
-        r"^(?P<mon>[A-Z][a-z]{2}) [ \d]\d (?P<clock>\d{2}:\d{2}:\d{2}) \S+ kernel:\s?",
+        r"^(?P<mon>[A-Z][a-z]{2}) (?P<mday>[ \d]\d) (?P<clock>\d{2}:\d{2}:\d{2}) \S+ kernel:\s?",
     ),
     _p("compose", r"^(?P<stream>[a-z][\w.-]*)\s+\|\s?"),
     _p("role", r"^\[(?P<stream>[a-z][a-z0-9_-]{1,30})\]\s+"),
 )
 
+_MONTHS = {
+    name: number
+    for number, name in enumerate(
+        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1
+    )
+}
 _RANK_IN_STREAM = re.compile(r"\brank[= ](\d+)", re.IGNORECASE)
 _TP_TAG = re.compile(r"\bTP(\d+)")
 
@@ -186,7 +192,11 @@ def _timestamp_from(groups: dict[str, str]) -> tuple[str, tuple[float, ...] | No
         return f"{groups['md']} {clock}", _ts_key(md[:2], md[2:], clock)
     if "mo" in groups and clock:
         return f"{groups['mo']}-{groups['dd']} {clock}", _ts_key(groups["mo"], groups["dd"], clock)
-    if "uptime" in groups:
+    if "mon" in groups and clock:  # syslog / journalctl: "Dec  1 03:55:00"
+        month = _MONTHS.get(groups["mon"])
+        key = _ts_key(str(month), groups["mday"].strip(), clock) if month else None
+        return clock, key
+    if "uptime" in groups:  # seconds since boot: no wall time to compare with others
         return groups["uptime"], None
     if clock:
         return clock, None

@@ -108,13 +108,17 @@ def message_end(lines: Sequence[WindowLine], fail: int, sig: Signature) -> int:
     A message may continue on up to ``sig.lines`` lines (wrapped, or printed
     over several lines), but not into a new log record (a line with its own
     timestamp), another process's line, or a repeat of the same message (the
-    RPC layer and the controller print it again right below)."""
+    RPC layer and the controller print it again right below). A record stamped with the
+    failure line's own time goes on with it (the kernel's OOM-killer report is several
+    syslog records of one second)."""
     stream = lines[fail].clean.stream
+    stamp = lines[fail].clean.ts_key
     opening = [p for p in sig.patterns if p.search(lines[fail].text)][:1]
     end = fail + 1
     while end < min(len(lines), fail + sig.lines):
         clean = lines[end].clean
-        if clean.ts_key is not None or (clean.stream and clean.stream != stream):
+        new_record = clean.ts_key is not None and clean.ts_key != stamp
+        if new_record or (clean.stream and clean.stream != stream):
             break
         if any(p.search(clean.text) for p in opening):
             break

@@ -32,6 +32,7 @@ SIGNATURE_KEYS = (
     "learned_from", "unless_traceback",
 )  # fmt: skip
 AGGREGATES = ("first", "sum", "max", "count", "list")
+LOOKALIKE_SCOPES = ("log", "window")
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,11 @@ class Lookalike:
     # a header that opens ("opens") a block of past, already solved errors in a paste,
     # or one that opens the current error ("closes" the past block)
     past: str | None = None
+    # "log": its triggers enter the byte prefilter of the whole input; "window": a
+    # heading- or prose-style rule whose words fill healthy logs ("new", "current"):
+    # never a prefilter trigger, it is tried on the lines just before a memory failure
+    # (and on lines that are candidates for another rule's trigger)
+    scope: str = "log"
 
 
 @dataclass(frozen=True)
@@ -185,17 +191,24 @@ class Rules:
 
         Fact triggers are not among them: facts are looked for in the head of
         each log (see facts.py), since lines such as "[FSDPEngine Rank 0]" can
-        fill a whole log.
+        fill a whole log; nor are those of look-alikes with ``scope: window``
+        (headings whose words fill healthy logs: see ``window_triggers``).
         """
         seen: dict[str, None] = {}
         groups: list[tuple[str, ...]] = [s.triggers for s in self.signatures]
-        groups += [x.triggers for x in self.lookalikes]
+        groups += [x.triggers for x in self.lookalikes if x.scope == "log"]
         groups += [c.triggers for c in self.consequences]
         groups += [self.errors.triggers]
         for group in groups:
             for trigger in group:
                 seen.setdefault(trigger, None)
         return tuple(seen)
+
+    @property
+    def window_triggers(self) -> tuple[str, ...]:
+        """Triggers of the look-alikes tried only on the lines before a memory failure."""
+        found = (t for x in self.lookalikes if x.scope == "window" for t in x.triggers)
+        return tuple(dict.fromkeys(found))
 
     def signature(self, sig_id: str) -> Signature:
         for sig in self.signatures:
@@ -307,10 +320,15 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
             "informational",
             "recovers",
             "past",
+            "scope",
         )
         what = entry.get("what", dict)
         if not {"en", "zh"} <= set(what):
             entry.fail("'what' needs 'en' and 'zh'")
+        scope = entry.get("scope", str, "log", check=_in(LOOKALIKE_SCOPES))
+        past = entry.get("past", str, None, check=_in(("opens", "closes")))
+        if past is not None and scope != "window":
+            entry.fail("a 'past' header is a heading: it needs 'scope: window'")
         lookalikes.append(
             Lookalike(
                 id=entry.get("id", str),
@@ -322,7 +340,8 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
                 recovers=entry.get("recovers", bool, False),
                 notice=entry.get("notice", str, None),
                 informational=entry.get("informational", bool, False),
-                past=entry.get("past", str, None, check=_in(("opens", "closes"))),
+                past=past,
+                scope=scope,
             )
         )
     consequences = [

@@ -153,23 +153,37 @@ def default_prefilter() -> Prefilter:
     return Prefilter(rules.triggers, priority)
 
 
+@cache
+def window_prefilter() -> Prefilter | None:
+    """The prefilter of the rules tried only near a failure (lookalikes.yaml
+    ``scope: window``), or None when there are none."""
+    from assistant.logs.rules import load_rules
+
+    triggers = load_rules().window_triggers
+    return Prefilter(triggers, ()) if triggers else None
+
+
 def scan_range(path: str, start: int, end: int, prefilter: Prefilter | None = None) -> RangeScan:
     """Scan bytes [start, end) of ``path``; ``start`` must begin a line."""
     prefilter = prefilter or default_prefilter()
     result = RangeScan()
     with open(path, "rb") as handle:
-        handle.seek(start)
         state = _BlockState(base=start)
-        remaining = end - start
-        carry = b""
+        size = BLOCK_BYTES
         while True:
-            chunk = handle.read(min(BLOCK_BYTES, remaining)) if remaining > 0 else b""
-            remaining -= len(chunk)
-            final = remaining <= 0 or not chunk
-            buf = carry + chunk if carry else chunk
-            carry = _scan_block(buf, final, state, prefilter, result)
+            # the unfinished tail of a block is read again with the next one (a seek
+            # back of at most CARRY_CAP): cheaper than joining it to the next block,
+            # which copies every block once more
+            handle.seek(state.base)
+            base = state.base
+            want = min(size, end - base)
+            buf = handle.read(want) if want > 0 else b""
+            final = not buf or base + len(buf) >= end
+            _scan_block(buf, final, state, prefilter, result)
             if final:
                 break
+            # a block that is all one unfinished line: read it again with more after it
+            size = size + BLOCK_BYTES if state.base == base else BLOCK_BYTES
     return result
 
 
