@@ -1,8 +1,13 @@
 """Every entry of the frame vocabulary carries its own examples, and they hold.
 
-An entry of knowledge/vocabulary/ names lines it must fire on (`match:`) and lines it
-must not (`no_match:`); this one parametrized test checks them all through the matcher
-the classifier uses, so an entry whose example stops matching fails here by its id.
+An entry of knowledge/vocabulary/ (the generic core and every framework file) names
+lines it must fire on (`match:`) and lines it must not (`no_match:`); these parametrized
+tests check them all through the matcher the classifier uses, so an entry without a
+`match:` example, or whose example stops matching, fails here by its id. An example is
+the line's text as the classifier reads it: a traceback frame or source line as printed,
+a log message with its producer prefix (timestamp, rank, Ray process) peeled off, and
+for entries read on the process name, the inside of Ray's prefix ("EngineCore_DP0
+pid=1825" from "(EngineCore_DP0 pid=1825) ERROR ...").
 """
 
 from __future__ import annotations
@@ -12,16 +17,31 @@ import pytest
 from assistant.logs.phase import fires
 from assistant.logs.rules import PhasePattern, load_rules
 
-VOCABULARY = [p for p in load_rules().phases.patterns if p.examples or p.generic]
+VOCABULARY = list(load_rules().phases.patterns)
 
 
 def _id(pattern: PhasePattern) -> str:
     return pattern.id
 
 
-def test_the_core_vocabulary_is_loaded() -> None:
+def test_the_core_and_the_framework_files_are_loaded() -> None:
     ids = {p.id for p in VOCABULARY}
     assert {"core-train", "core-serve", "core-load", "core-weight-sync"} <= ids
+    # one entry of each framework file, so the examples below cover them too
+    assert {
+        "areal-train-rpc",
+        "verl-actor-update",
+        "openrlhf-train",
+        "hf-from-pretrained",
+        "deepspeed-init",
+        "megatron-setup",
+        "torch-backward",
+        "sglang-server-frames",
+        "vllm-server-frames",
+        "llamacpp-context",
+        "cuda-graph-capture",
+    } <= ids
+    assert any(not p.generic for p in VOCABULARY)
 
 
 @pytest.mark.parametrize("pattern", VOCABULARY, ids=_id)
