@@ -16,7 +16,14 @@ from typing import Any, cast
 
 from assistant.logs.lines import CleanLine
 from assistant.logs.rules import PhaseConfig, PhasePattern, Signature
-from assistant.logs.vocabulary import decay, has_phrase, has_words, line_role, line_words
+from assistant.logs.vocabulary import (
+    decay,
+    has_name_inside,
+    has_phrase,
+    has_words,
+    line_role,
+    line_words,
+)
 from assistant.logs.windows import Window, WindowLine
 from assistant.models import Phase
 
@@ -300,6 +307,8 @@ def fires(pattern: PhasePattern, text: str) -> bool:
     if pattern.regex is not None and pattern.regex.search(text):
         return True
     if pattern.words and has_words(line_words(text), pattern.words):
+        return True
+    if pattern.inside and has_name_inside(text, pattern.words):
         return True
     return bool(pattern.phrases) and has_phrase(text, pattern.phrases)
 

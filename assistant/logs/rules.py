@@ -138,6 +138,9 @@ class PhasePattern:
     # entries whose evidence from the lines before the failure no longer counts when
     # this one fires there (an RL loop's progress lines do not say which phase failed)
     cancels: tuple[str, ...] = ()
+    # the words are names that may sit inside a longer identifier (AsyncvLLMServer,
+    # SGLangHttpServer): matched within each identifier, not only as its parts
+    inside: bool = False
 
 
 @dataclass(frozen=True)
@@ -368,7 +371,7 @@ CORE_VOCABULARY = "vocabulary/core.yaml"
 FRAMEWORKS = "vocabulary/frameworks"
 VOCABULARY_KEYS = (
     "id", "phase", "weight", "pattern", "words", "phrases", "where", "tags", "facts",
-    "learned_from", "match", "no_match", "absorbs", "cancels",
+    "learned_from", "match", "no_match", "absorbs", "cancels", "inside",
 )  # fmt: skip
 LINE_ROLES = ("message", "frame", "code", "command", "record", "prose")
 SETTINGS_KEYS = (
@@ -470,6 +473,7 @@ def _vocabulary_entry(entry: Entry, generic: bool) -> PhasePattern:
         counter_examples=entry.strings("no_match", required=False),
         absorbs=entry.strings("absorbs", required=False),
         cancels=entry.strings("cancels", required=False),
+        inside=entry.get("inside", bool, False),
     )
 
 

@@ -87,6 +87,12 @@ def has_words(line_parts: Sequence[str], words: Sequence[tuple[str, ...]]) -> bo
     return False
 
 
+def has_name_inside(text: str, words: Sequence[tuple[str, ...]]) -> bool:
+    """True when one of ``words`` (joined) occurs inside an identifier of ``text``."""
+    names = ["".join(word) for word in words]
+    return any(name in token.lower() for token in _TOKEN.findall(text) for name in names)
+
+
 def has_phrase(text: str, phrases: Sequence[str]) -> bool:
     lowered = text.lower()
     return any(phrase in lowered for phrase in phrases)
