@@ -10,7 +10,7 @@ import pytest
 from assistant.errors import KnowledgeError, UserError
 from assistant.search import SearchHit, format_hits_text, hits_to_json, search
 from assistant.search import index as search_index
-from assistant.search.bm25 import LuceneBM25, lucene_idf
+from assistant.search.bm25 import WeightedBM25
 from assistant.search.glossary import GlossaryEntry, expansion_terms, parse_glossary
 from assistant.search.snippets import best_snippet, mark_terms
 from assistant.search.tokenize import tokenize
@@ -31,7 +31,7 @@ def private_cache(tmp_path_factory):
     search_index.clear_caches()
 
 
-# --- the BM25 variant ------------------------------------------------------------
+# --- the BM25 variant (rank-bm25's BM25Plus, delta 0, weighted per term) -----------
 
 
 def test_a_term_in_half_the_sections_still_has_positive_weight_and_ranks_them():
@@ -41,7 +41,7 @@ def test_a_term_in_half_the_sections_still_has_positive_weight_and_ranks_them():
         ["disk", "weight", "update"],
         ["sglang", "fraction"],
     ]
-    model = LuceneBM25(corpus)
+    model = WeightedBM25(corpus)
     assert model.idf["memory"] > 0
     scores = model.weighted_scores({"memory": 1.0})
     assert scores[0] > 0 and scores[1] > 0
@@ -49,14 +49,33 @@ def test_a_term_in_half_the_sections_still_has_positive_weight_and_ranks_them():
 
 
 def test_a_term_in_most_sections_keeps_a_small_positive_weight():
-    assert 0 < lucene_idf(14, 13) < lucene_idf(14, 7) < lucene_idf(14, 1)
+    corpus = [["memory", f"w{i}"] for i in range(13)] + [["disk"]]
+    model = WeightedBM25(corpus)
+    assert 0 < model.idf["memory"] < model.idf["disk"]
+    assert all(score > 0 for score in model.weighted_scores({"memory": 1.0})[:13])
+
+
+def test_a_section_without_any_query_term_scores_zero():
+    """BM25Plus's delta would add idf to every section for every query term."""
+    model = WeightedBM25([["sgd", "adam"], ["adam"], ["disk"]])
+    assert model.weighted_scores({"sgd": 1.0, "unknown": 1.0})[1:] == [0.0, 0.0]
 
 
 def test_query_weights_scale_each_terms_contribution():
-    model = LuceneBM25([["sgd", "adam"], ["adam"], ["disk"]])
+    model = WeightedBM25([["sgd", "adam"], ["adam"], ["disk"]])
     once = model.weighted_scores({"sgd": 1.0})
     half = model.weighted_scores({"sgd": 0.5})
     assert half[0] == pytest.approx(once[0] / 2)
+
+
+def test_unit_weights_give_rank_bm25s_own_scores():
+    from rank_bm25 import BM25Plus
+
+    corpus = [["sgd", "adam", "adam"], ["adam", "disk"], ["disk", "nccl", "buffer", "chunk"]]
+    query = ["adam", "disk"]
+    expected = BM25Plus(corpus, k1=1.5, b=0.75, delta=0.0).get_scores(query)
+    scores = WeightedBM25(corpus, k1=1.5, b=0.75).weighted_scores(dict.fromkeys(query, 1.0))
+    assert scores == pytest.approx(list(expected))
 
 
 # --- glossary expansion ------------------------------------------------------------
