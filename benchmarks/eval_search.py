@@ -148,7 +148,7 @@ def main() -> int:
     parser.add_argument("--weights", help="e.g. title=2,heading=1,keys=2,body=1,glossary=1")
     parser.add_argument("--extra", action="store_true", help="also index the x- sections")
     parser.add_argument(
-        "--notes-weight", type=float, help="scale of the x- notes' own index (0: left out)"
+        "--note-lead", type=float, help="how much higher a note must score to lead (0: no notes)"
     )
     parser.add_argument("--show-misses", action="store_true")
     parser.add_argument(
@@ -164,9 +164,7 @@ def main() -> int:
         k1=DEFAULT_CONFIG.k1 if args.k1 is None else args.k1,
         b=DEFAULT_CONFIG.b if args.b is None else args.b,
         include_extra=args.extra or DEFAULT_CONFIG.include_extra,
-        notes_weight=DEFAULT_CONFIG.notes_weight
-        if args.notes_weight is None
-        else args.notes_weight,
+        note_lead=DEFAULT_CONFIG.note_lead if args.note_lead is None else args.note_lead,
     )
     queries = load_queries(args.queries)
     if args.half:

@@ -260,3 +260,11 @@ def test_a_single_character_counts_less_than_a_word_of_its_frequency() -> None:
     assert weights["训练"] == 1.0
     assert 0.0 < weights["调"] < 1.0
     assert not is_function_piece("调")
+
+
+def test_chinese_pronouns_count_half_in_a_query() -> None:
+    """哪个 ("which") names no topic; one section using it took a question there."""
+    from assistant.search.tokenize import PRONOUN_WEIGHT, query_weights
+
+    weights = query_weights(["哪个", "显存"])
+    assert weights["哪个"] == PRONOUN_WEIGHT < 1.0 and weights["显存"] == 1.0
