@@ -12,6 +12,10 @@ sections (title + body), tokens split on whitespace, Chinese split into characte
 the index chosen by the query's script: what one gets without this package's
 tokenisation, field weights, idf choice and glossary.
 
+``--kinds`` also reports, per group, the questions a guide section answers
+(``GROUP:guide``) apart from those one of areal-doctor's x- notes answers first
+(``GROUP:notes``).
+
 ``--half a`` / ``--half b`` keep every other query of each group (a: 1st, 3rd, ...),
 so a change can be tuned on one half and checked on the other. Options ``--k1``,
 ``--b``, ``--weights title=2,keys=2,...`` and ``--extra`` try index variants.
@@ -144,9 +148,12 @@ def main() -> int:
     parser.add_argument("--weights", help="e.g. title=2,heading=1,keys=2,body=1,glossary=1")
     parser.add_argument("--extra", action="store_true", help="also index the x- sections")
     parser.add_argument(
-        "--notes-weight", type=float, help="scale of the x- notes' own index (0: left out)"
+        "--note-lead", type=float, help="how much higher a note must score to lead (0: no notes)"
     )
     parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument(
+        "--kinds", action="store_true", help="also per group: guide questions apart from note ones"
+    )
     args = parser.parse_args()
 
     from assistant.search import search
@@ -157,9 +164,7 @@ def main() -> int:
         k1=DEFAULT_CONFIG.k1 if args.k1 is None else args.k1,
         b=DEFAULT_CONFIG.b if args.b is None else args.b,
         include_extra=args.extra or DEFAULT_CONFIG.include_extra,
-        notes_weight=DEFAULT_CONFIG.notes_weight
-        if args.notes_weight is None
-        else args.notes_weight,
+        note_lead=DEFAULT_CONFIG.note_lead if args.note_lead is None else args.note_lead,
     )
     queries = load_queries(args.queries)
     if args.half:
@@ -171,20 +176,31 @@ def main() -> int:
     for query in queries:
         ranked = [hit.section for hit in search(query.text, k=5, config=config)]
         rank = first_relevant_rank(ranked, query.relevant)
-        for key in (query.group, "ALL"):
+        keys = [query.group, "ALL"]
+        if args.kinds:
+            kind = "notes" if query.relevant[0].startswith("x-") else "guide"
+            keys += [f"{query.group}:{kind}", f"ALL:{kind}"]
+        for key in keys:
             ours[key].append(rank)
             base[key].append(first_relevant_rank(baseline.rank(query.text), query.relevant))
         if rank != 1:
             misses.append((query, rank, ranked[:3]))
     print(
-        f"{'group':<11}{'n':>4}   {'R@1':>5} {'R@3':>5} {'MRR@5':>6}   | baseline "
+        f"{'group':<14}{'n':>4}   {'R@1':>5} {'R@3':>5} {'MRR@5':>6}   | baseline "
         f"{'R@1':>5} {'R@3':>5} {'MRR@5':>6}"
     )
-    for group in [*sorted(k for k in ours if k != "ALL"), "ALL"]:
+    for group in [
+        *sorted(k for k in ours if not k.startswith("ALL")),
+        "ALL",
+        "ALL:guide",
+        "ALL:notes",
+    ]:
+        if group not in ours:
+            continue
         r1, r3, mrr = metrics(ours[group])
         b1, b3, bmrr = metrics(base[group])
         print(
-            f"{group:<11}{len(ours[group]):>4}   {r1:5.2f} {r3:5.2f} {mrr:6.3f}   |          "
+            f"{group:<14}{len(ours[group]):>4}   {r1:5.2f} {r3:5.2f} {mrr:6.3f}   |          "
             f"{b1:5.2f} {b3:5.2f} {bmrr:6.3f}"
         )
     if args.show_misses:

@@ -174,10 +174,13 @@ def test_usage_errors_through_the_module() -> None:
 def test_search_json_offers_a_note_beside_the_results(run_cli) -> None:
     import json
 
-    result = run_cli("search", "another", "process", "is", "using", "the", "GPU", "--json")
+    result = run_cli("search", "rollout", "OOM", "-k", "3", "--json")
     document = json.loads(result.stdout)
-    assert [item["section"] for item in document["see_also"]] == ["x-foreign-process"]
-    assert "x-foreign-process" not in [item["section"] for item in document["results"]]
+    assert [item["section"] for item in document["see_also"]] == ["x-vllm-memory"]
+    assert "x-vllm-memory" not in [item["section"] for item in document["results"]]
+    leading = json.loads(run_cli("search", "another process is using the GPU", "--json").stdout)
+    assert leading["results"][0]["section"] == "x-foreign-process"
+    assert leading["see_also"] == []
     together = json.loads(
         run_cli("search", "another process on the GPU", "--extra", "--json").stdout
     )

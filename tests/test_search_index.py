@@ -10,7 +10,7 @@ import pytest
 from assistant.errors import KnowledgeError, UserError
 from assistant.search import SearchHit, format_hits_text, hits_to_json, search
 from assistant.search import index as search_index
-from assistant.search.bm25 import LuceneBM25, lucene_idf
+from assistant.search.bm25 import WeightedBM25
 from assistant.search.glossary import GlossaryEntry, expansion_terms, parse_glossary
 from assistant.search.snippets import best_snippet, mark_terms
 from assistant.search.tokenize import tokenize
@@ -31,7 +31,7 @@ def private_cache(tmp_path_factory):
     search_index.clear_caches()
 
 
-# --- the BM25 variant ------------------------------------------------------------
+# --- the BM25 variant (rank-bm25's BM25Plus, delta 0, weighted per term) -----------
 
 
 def test_a_term_in_half_the_sections_still_has_positive_weight_and_ranks_them():
@@ -41,7 +41,7 @@ def test_a_term_in_half_the_sections_still_has_positive_weight_and_ranks_them():
         ["disk", "weight", "update"],
         ["sglang", "fraction"],
     ]
-    model = LuceneBM25(corpus)
+    model = WeightedBM25(corpus)
     assert model.idf["memory"] > 0
     scores = model.weighted_scores({"memory": 1.0})
     assert scores[0] > 0 and scores[1] > 0
@@ -49,14 +49,33 @@ def test_a_term_in_half_the_sections_still_has_positive_weight_and_ranks_them():
 
 
 def test_a_term_in_most_sections_keeps_a_small_positive_weight():
-    assert 0 < lucene_idf(14, 13) < lucene_idf(14, 7) < lucene_idf(14, 1)
+    corpus = [["memory", f"w{i}"] for i in range(13)] + [["disk"]]
+    model = WeightedBM25(corpus)
+    assert 0 < model.idf["memory"] < model.idf["disk"]
+    assert all(score > 0 for score in model.weighted_scores({"memory": 1.0})[:13])
+
+
+def test_a_section_without_any_query_term_scores_zero():
+    """BM25Plus's delta would add idf to every section for every query term."""
+    model = WeightedBM25([["sgd", "adam"], ["adam"], ["disk"]])
+    assert model.weighted_scores({"sgd": 1.0, "unknown": 1.0})[1:] == [0.0, 0.0]
 
 
 def test_query_weights_scale_each_terms_contribution():
-    model = LuceneBM25([["sgd", "adam"], ["adam"], ["disk"]])
+    model = WeightedBM25([["sgd", "adam"], ["adam"], ["disk"]])
     once = model.weighted_scores({"sgd": 1.0})
     half = model.weighted_scores({"sgd": 0.5})
     assert half[0] == pytest.approx(once[0] / 2)
+
+
+def test_unit_weights_give_rank_bm25s_own_scores():
+    from rank_bm25 import BM25Plus
+
+    corpus = [["sgd", "adam", "adam"], ["adam", "disk"], ["disk", "nccl", "buffer", "chunk"]]
+    query = ["adam", "disk"]
+    expected = BM25Plus(corpus, k1=1.5, b=0.75, delta=0.0).get_scores(query)
+    scores = WeightedBM25(corpus, k1=1.5, b=0.75).weighted_scores(dict.fromkeys(query, 1.0))
+    assert scores == pytest.approx(list(expected))
 
 
 # --- glossary expansion ------------------------------------------------------------
@@ -196,11 +215,11 @@ def test_all_languages_are_merged_by_score():
     assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
 
 
-def test_extra_sections_are_left_out_when_their_weight_is_zero():
+def test_extra_sections_are_left_out_when_their_lead_is_zero():
     from assistant.search.index import IndexConfig
 
     query = "PYTORCH_CUDA_ALLOC_CONF expandable_segments fragmentation"
-    guide_only = IndexConfig(notes_weight=0.0)
+    guide_only = IndexConfig(note_lead=0.0)
     assert all(not hit.section.startswith("x-") for hit in search(query, k=10, config=guide_only))
     assert "x-fragmentation" in [hit.section for hit in search(query, k=3)]
     assert search(query, k=1, include_extra=True)[0].section == "x-fragmentation"
@@ -427,17 +446,67 @@ def test_a_fix_already_used_up_is_not_the_answer() -> None:
     assert "train-grad-checkpointing" not in ranked[:3]
 
 
+@pytest.mark.parametrize(
+    ("query", "note"),
+    [
+        ("another process is using the GPU", "x-foreign-process"),
+        ("显卡被别的进程占了", "x-foreign-process"),
+        ("进程直接被杀了 退出码137", "x-host-memory"),  # issue 21: three guide sections before
+        ("sglang disable_cuda_graph 要不要开", "x-cuda-graph"),
+        ("NCCL WARN Failed to CUDA calloc", "x-nccl-memory"),
+    ],
+)
+def test_a_note_leads_when_it_scores_clearly_higher(query: str, note: str) -> None:
+    """No guide section is about these; the note that is comes first, the guide after."""
+    hits = search(query, k=3)
+    assert hits[0].section == note
+    assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
+
+
+@pytest.mark.parametrize(
+    ("query", "section"),
+    [
+        ("怎么开重计算", "train-grad-checkpointing"),
+        ("sglang mem_fraction_static 调多少", "gen-sglang-memory"),
+        ("weight_update_mode: disk 需要共享存储吗", "wu-disk"),
+        ("which optimizers use less memory than adamw", "train-light-optimizer"),
+    ],
+)
+def test_a_guide_question_keeps_the_guide_section_first(query: str, section: str) -> None:
+    assert search(query, k=1)[0].section == section
+
+
+def test_a_note_is_compared_with_the_guide_on_its_own_words() -> None:
+    """The glossary's server ring puts "vllm" into every section that names a server;
+    the comparison leaves rings and phase words out, so the vLLM note's own words count."""
+    from assistant.search.engine import _joint_config
+    from assistant.search.index import DEFAULT_CONFIG
+
+    weights = _joint_config(DEFAULT_CONFIG).weights
+    assert (weights.glossary, weights.title_glossary, weights.concept_glossary) == (0, 0, 0)
+    assert weights.phase == 0 and weights.concepts > 0
+    assert search("vllm 做 rollout 的显存怎么调", k=1)[0].section == "x-vllm-memory"
+
+
 def test_a_note_is_offered_beside_the_guide_results() -> None:
-    """No guide section is about another process on the GPU; the note is offered on its
-    own line, and the guide's ranking is what search() gave."""
+    """A note nearly as good as the guide (not clearly better) is offered on its own
+    line, and the guide's ranking is what search() gave."""
     from assistant.search import see_also
 
-    for query in ("another process is using the GPU", "显卡被别的进程占了"):
-        hits = search(query, k=3)
-        assert "x-foreign-process" not in [hit.section for hit in hits]
-        note = see_also(query, hits)
-        assert note is not None and note.section == "x-foreign-process"
-        assert [hit.section for hit in search(query, k=3)] == [hit.section for hit in hits]
+    query = "rollout OOM"
+    hits = search(query, k=3)
+    assert not any(hit.section.startswith("x-") for hit in hits)
+    note = see_also(query, hits)
+    assert note is not None and note.section == "x-vllm-memory"
+
+
+def test_no_weak_note_beside_weak_results() -> None:
+    from assistant.search import see_also
+
+    query = "CUDA out of memory"  # nothing but the words every OOM prints
+    hits = search(query, k=3)
+    assert all(hit.weak for hit in hits)
+    assert see_also(query, hits) is None
 
 
 def test_no_note_beside_a_guide_question_or_a_listed_note() -> None:
@@ -457,13 +526,91 @@ def test_no_note_beside_a_guide_question_or_a_listed_note() -> None:
 def test_the_offered_note_is_printed_and_in_the_json() -> None:
     from assistant.search import see_also
 
-    query = "another process is using the GPU"
+    query = "rollout OOM"
     hits = search(query, k=2)
     note = see_also(query, hits)
     text = format_hits_text(query, hits, color=False, note=note)
     assert text.splitlines()[0].startswith("1. ")
-    assert "See also, areal-doctor's note: GPU Memory Held by Other Processes" in text
+    assert "See also, areal-doctor's note: Tuning vLLM Memory" in text
     assert [item["section"] for item in hits_to_json(query, hits, note)["see_also"]] == [
-        "x-foreign-process"
+        "x-vllm-memory"
     ]
     assert hits_to_json(query, hits)["see_also"] == []
+
+
+# --- pasted error output -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+        "CUDA out of memory",
+        "训练时报 CUDA out of memory 怎么办",
+        "ncclUnhandledCudaError: Call to CUDA function failed",
+        "Out of memory: Killed process 4242 (python)",
+    ],
+)
+def test_pasted_error_output_points_to_diagnose(query: str) -> None:
+    hits = search(query, k=3)
+    document = hits_to_json(query, hits)
+    assert document["diagnose_hint"]["command"] == "areal-doctor diagnose"
+    assert document["diagnose_hint"]["matched"].lower() in query.lower()
+    last = format_hits_text(query, hits, color=False).splitlines()[-1]
+    assert "areal-doctor diagnose" in last and last == document["diagnose_hint"]["text"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["训练时显存爆了", "process killed with exit code 137", "how to enable gradient checkpointing"],
+)
+def test_a_question_in_words_gets_no_diagnose_hint(query: str) -> None:
+    hits = search(query, k=3)
+    assert "diagnose_hint" not in hits_to_json(query, hits)
+    assert "areal-doctor diagnose" not in format_hits_text(query, hits, color=False)
+
+
+def test_the_diagnose_hint_follows_the_language_and_shows_without_results() -> None:
+    zh = "CUDA out of memory 训练时出现"
+    assert "日志" in hits_to_json(zh, search(zh, k=1))["diagnose_hint"]["text"]
+    text = format_hits_text("Traceback (most recent call last):", [], color=False)
+    assert text.splitlines()[0].startswith("No guide section matches")
+    assert "areal-doctor diagnose" in text.splitlines()[-1]
+
+
+def test_the_words_every_oom_prints_are_not_searched_for() -> None:
+    from assistant.search.cues import without_generic_error
+
+    rest = without_generic_error(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB in loss.backward()"
+    )
+    assert "loss.backward()" in rest
+    assert not {"cuda", "allocate", "gib", "outofmemoryerror"} & set(rest.lower().split())
+    assert without_generic_error("CUDA out of memory.") == "CUDA out of memory."  # all there is
+    hits = search("CUDA out of memory. Tried to allocate 1.5 GiB 在 loss.backward() 里", k=1)
+    assert hits[0].section.startswith("train-")  # not the note quoting PyTorch's message
+
+
+# --- snippets that say something -----------------------------------------------------
+
+
+def test_a_lead_in_is_shown_with_what_it_introduces() -> None:
+    sentences = [
+        "Adjust SGLang memory allocation:",
+        "sglang:  mem_fraction_static: 0.8 # Reduce from 0.9 to leave more memory headroom",
+        "See the SGLang docs for additional tuning options.",
+    ]
+    snippet, terms = best_snippet(sentences, ["sglang", "allocation"], lambda term: 1.0)
+    assert snippet.startswith("Adjust SGLang memory allocation: sglang:")
+    assert "mem_fraction_static: 0.8" in snippet and "SGLang" in terms
+    hit = search("sglang 显存比例怎么调", k=1)[0]
+    assert hit.section == "gen-sglang-memory" and "mem_fraction_static: 0.8" in hit.snippet
+
+
+def test_an_aside_in_parentheses_is_not_the_fallback_snippet() -> None:
+    sentences = [
+        "(Translated by areal-doctor from the Chinese guide.)",
+        "By default FSDP keeps fp32.",
+    ]
+    snippet, _terms = best_snippet(sentences, ["nothing"], lambda term: 1.0)
+    assert snippet == "By default FSDP keeps fp32."

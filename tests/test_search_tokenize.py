@@ -204,6 +204,26 @@ def test_english_only_text_never_imports_jieba():
     assert result.stdout.strip() == "False"
 
 
+def test_chinese_text_loads_jieba_without_pkg_resources() -> None:
+    """jieba imports pkg_resources (0.4 s) only to read its own files; we read none."""
+    import importlib.util
+
+    if importlib.util.find_spec("pkg_resources") is None:
+        pytest.skip("setuptools is not installed: nothing to avoid")
+    code = (
+        "import sys\n"
+        "from assistant.search.tokenize import tokenize\n"
+        "terms = tokenize('训练时显存不足')\n"
+        "print('jieba' in sys.modules, 'pkg_resources' in sys.modules, '显存' in terms)\n"
+        "import pkg_resources\n"  # still importable by anything else afterwards
+        "print(pkg_resources.__name__)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["True", "False", "True", "pkg_resources"]
+
+
 def test_importing_the_search_package_loads_no_heavy_module():
     code = (
         "import sys\n"
@@ -240,3 +260,11 @@ def test_a_single_character_counts_less_than_a_word_of_its_frequency() -> None:
     assert weights["训练"] == 1.0
     assert 0.0 < weights["调"] < 1.0
     assert not is_function_piece("调")
+
+
+def test_chinese_pronouns_count_half_in_a_query() -> None:
+    """哪个 ("which") names no topic; one section using it took a question there."""
+    from assistant.search.tokenize import PRONOUN_WEIGHT, query_weights
+
+    weights = query_weights(["哪个", "显存"])
+    assert weights["哪个"] == PRONOUN_WEIGHT < 1.0 and weights["显存"] == 1.0

@@ -496,11 +496,23 @@ async def test_a_line_typed_alone_is_still_a_chat_message(stub):
 
 
 @pilot_test
-async def test_a_question_about_a_note_lists_the_note_after_the_guide(stub):
+async def test_a_question_about_a_note_lists_the_note_first(stub):
+    """No guide section is about another process on the GPU: the note leads the results."""
     app = make_app(lang="en")
     async with app.run_test(size=SIZE) as pilot:
         await type_line(pilot, "another process is using the GPU")
         sections = [doc.section for doc in app.session.docs]
-        assert sections[-1] == "x-foreign-process"
-        assert not any(section.startswith("x-") for section in sections[:-1])
+        assert sections[0] == "x-foreign-process"
+        assert not any(doc.see_also for doc in app.session.docs)
         assert "[x-foreign-process]" in chat_texts(app)[-1]
+
+
+@pilot_test
+async def test_a_note_nearly_as_good_as_the_guide_is_listed_after_it(stub):
+    app = make_app(lang="en")
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "rollout OOM")
+        sections = [doc.section for doc in app.session.docs]
+        assert sections[-1] == "x-vllm-memory" and app.session.docs[-1].see_also
+        assert not any(section.startswith("x-") for section in sections[:-1])
+        assert "[x-vllm-memory]" in chat_texts(app)[-1]

@@ -82,7 +82,8 @@ def test_docs_for_a_question(snap_compare, lang):
 
 def test_a_note_offered_beside_the_guide(snap_compare):
     async def run_before(pilot: Pilot) -> None:
-        await type_line(pilot, "another process is using the GPU")
+        # nearly as good as the guide, not clearly better: offered beside, not leading
+        await type_line(pilot, "rollout OOM")
         await finish(pilot)
 
     assert snap_compare(make_app(lang="en"), terminal_size=SIZE, run_before=run_before)

@@ -265,11 +265,22 @@ def section_terms() -> None:
 
 
 def query_cues() -> None:
-    """Set-aside cues: a factor in (0, 1], per language regexes with an 'aside' group."""
+    """Set-aside cues: a factor in (0, 1], per language regexes with an 'aside' group;
+    pasted-error patterns (regexes) and the hint shown for them, per language."""
     import re
 
     file = "query_cues.yaml"
-    top = _top(file, "factor", *LANGS)
+    top = _top(file, "factor", "pasted_error", *LANGS)
+    pasted = Entry(file, top.get("pasted_error", dict), "'pasted_error'")
+    pasted.only("generic", "patterns", "hint")
+    for pattern in (*pasted.strings("generic"), *pasted.strings("patterns", required=True)):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            pasted.fail(f"pattern {pattern!r} does not compile: {exc}")
+    hint = Entry(file, pasted.get("hint", dict), "'pasted_error.hint'").only(*LANGS)
+    for lang in LANGS:
+        hint.get(lang, str)
     top.get("factor", float, check=lambda f: 0 < f <= 1)
     for lang in LANGS:
         entry = Entry(file, top.get(lang, dict), f"'{lang}'").only("cues", "end")

@@ -1,65 +1,52 @@
-"""The BM25 variant used for the guide: Okapi term-frequency saturation with Lucene's idf.
+"""BM25 for the guide, through rank-bm25's public API.
 
-rank-bm25's ``BM25Okapi`` computes idf as ``log((N - n + 0.5) / (n + 0.5))``: with
-about 15 sections a term found in half of them scores 0 and one found in more scores
-negative (rank-bm25 then floors it at a fraction of the average idf). In a corpus this
-small, ordinary words such as "memory" or "训练" sit right at that edge, so a query made
-of them could rank nothing. Lucene's idf, ``log(1 + (N - n + 0.5) / (n + 0.5))``, keeps
-the same shape for rare terms but is always positive.
+The scoring is rank-bm25's ``BM25Plus`` with ``delta=0``: Okapi's term-frequency
+saturation (``k1``, ``b``) and BM25+'s idf, ``log((N + 1) / n)``, which is never negative.
+``BM25Okapi``'s idf, ``log((N - n + 0.5) / (n + 0.5))``, is negative for a term found in
+more than half of the sections and then floored at a share of the average idf: with
+about fifteen sections a language, ordinary words such as "memory" or "训练" sit right
+at that edge, so a query made of them could rank nothing. ``delta`` (BM25+'s lower bound
+for a term a section lacks) is 0 so that a section without any query term scores 0: a
+hit needs a matching term, and the scores of the guide's and the notes' indexes stay
+comparable (with ``delta=1`` every section would gain ``idf`` for every query term).
 
-The idf is a small function of its own, as in bm25s (``bm25s/scoring.py`` has one idf
-function per variant, e.g. ``_score_idf_lucene``), rather than an override of a
-library's private method; counting and scoring are as rank-bm25's ``BM25Okapi`` does
-them, so the figures are the same.
+A query term counts with its own weight (see tokenize.query_weights): each term is
+scored on its own with ``get_scores([term])`` and the scores are summed with the weights.
 
-This module imports numpy; import it only when a search runs.
+rank-bm25 imports numpy; import this module only when a search runs. What is cached
+between processes is the compiled sections (their terms, index.py); building a model
+from them is a count over a few thousand terms.
 """
 
 from __future__ import annotations
 
-import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-import numpy.typing as npt
 
-
-class LuceneBM25:
-    """Okapi BM25 term-frequency saturation with a never-negative (Lucene) idf."""
+class WeightedBM25:
+    """rank-bm25's BM25Plus (``delta=0``) with a weight per query term."""
 
     def __init__(self, corpus: Sequence[Sequence[str]], k1: float = 1.5, b: float = 0.75) -> None:
-        self.k1 = k1
-        self.b = b
+        from rank_bm25 import BM25Plus
+
         self.corpus_size = len(corpus)
-        self.doc_len = [len(document) for document in corpus]
-        self.doc_freqs: list[dict[str, int]] = []  # per section: term -> count
-        self.doc_counts: dict[str, int] = {}  # term -> number of sections with it (typos)
-        for document in corpus:
-            frequencies: dict[str, int] = {}
-            for term in document:
-                frequencies[term] = frequencies.get(term, 0) + 1
-            self.doc_freqs.append(frequencies)
-            for term in frequencies:
-                self.doc_counts[term] = self.doc_counts.get(term, 0) + 1
-        self.avgdl = sum(self.doc_len) / self.corpus_size
-        self.idf: dict[str, float] = {
-            term: lucene_idf(self.corpus_size, count) for term, count in self.doc_counts.items()
-        }
+        self.model = BM25Plus([list(document) for document in corpus], k1=k1, b=b, delta=0.0)
+        # term -> number of sections with it (typo correction prefers common terms)
+        self.doc_counts: dict[str, int] = dict(
+            Counter(term for document in corpus for term in set(document))
+        )
+        self.idf: dict[str, float] = {term: float(self.model.idf[term]) for term in self.doc_counts}
 
-    def weighted_scores(self, query: Mapping[str, float]) -> npt.NDArray[np.float64]:
-        """BM25 scores where each query term counts with its own weight (see engine)."""
-        doc_len = np.array(self.doc_len, dtype=float)
-        norm = self.k1 * (1 - self.b + self.b * doc_len / self.avgdl)
-        scores = np.zeros(self.corpus_size)
+    def weighted_scores(self, query: Mapping[str, float]) -> list[float]:
+        """Per section, the sum over query terms of weight x the term's BM25 score."""
+        scores = [0.0] * self.corpus_size
         for term, weight in query.items():
-            idf = self.idf.get(term)
-            if not idf or weight <= 0:
+            if weight <= 0 or term not in self.doc_counts:
                 continue
-            tf = np.array([doc.get(term, 0) for doc in self.doc_freqs], dtype=float)
-            scores += weight * idf * tf * (self.k1 + 1) / (tf + norm)
+            term_scores = self.model.get_scores([term])
+            scores = [
+                total + weight * float(score)
+                for total, score in zip(scores, term_scores, strict=True)
+            ]
         return scores
-
-
-def lucene_idf(corpus_size: int, doc_count: int) -> float:
-    """Lucene's BM25 idf: ``log(1 + (N - n + 0.5) / (n + 0.5))``, never negative."""
-    return math.log(1.0 + (corpus_size - doc_count + 0.5) / (doc_count + 0.5))

@@ -1,7 +1,9 @@
-"""What a search question sets aside ("besides X", "不想切 X"), from knowledge/query_cues.yaml.
+"""What a search question sets aside ("besides X", "不想切 X"), and whether it holds pasted
+error output, from knowledge/query_cues.yaml.
 
 The guide section that names the set-aside thing is not the answer the user is after;
-engine.search ranks it lower.
+engine.search ranks it lower. Error output is better read by ``diagnose`` (output.py
+says so).
 """
 
 from __future__ import annotations
@@ -19,7 +21,11 @@ def _cues() -> dict[str, Any]:
 
     data = load_yaml("query_cues.yaml") or {}
     try:
+        pasted = data["pasted_error"]
         return {
+            "pasted": [re.compile(p, re.IGNORECASE) for p in pasted["patterns"]],
+            "generic": [re.compile(p, re.IGNORECASE) for p in pasted.get("generic") or []],
+            "hint": {lang: str(pasted["hint"][lang]) for lang in ("en", "zh")},
             "factor": float(data.get("factor", 1.0)),
             "langs": {
                 lang: (
@@ -50,3 +56,27 @@ def set_aside(query: str) -> list[str]:
                 if text:
                     found.append(text)
     return found
+
+
+def pasted_error(query: str) -> str | None:
+    """The first piece of program output found in ``query`` ("CUDA out of memory"), or None."""
+    found = [match for cue in _cues()["pasted"] if (match := cue.search(query))]
+    if not found:
+        return None
+    first = min(found, key=lambda match: match.start())
+    return str(first.group())
+
+
+def pasted_error_hint(lang: str) -> str:
+    """The sentence that points from a pasted error to ``diagnose`` (``lang``: en or zh)."""
+    hints: dict[str, str] = _cues()["hint"]
+    return hints.get(lang, hints["en"])
+
+
+def without_generic_error(query: str) -> str:
+    """``query`` without the words every CUDA OOM prints ("CUDA out of memory. Tried to
+    allocate"); ``query`` itself when nothing else would be left to search."""
+    text = query
+    for pattern in _cues()["generic"]:
+        text = pattern.sub(" ", text)
+    return text if text.strip(" .,:;，。：") else query

@@ -7,7 +7,13 @@ from typing import Any
 
 from assistant.errors import UserError
 from assistant.search.glossary import query_phases
-from assistant.search.index import DEFAULT_CONFIG, IndexConfig, phase_patterns, section_index
+from assistant.search.index import (
+    DEFAULT_CONFIG,
+    IndexConfig,
+    is_extra,
+    phase_patterns,
+    section_index,
+)
 from assistant.search.sections import LANGS
 from assistant.search.snippets import best_snippet
 from assistant.search.tokenize import detect_lang, plain_words, query_terms, query_weights
@@ -49,9 +55,11 @@ def search(
 
     ``lang`` None follows the query's script (see detect_lang); ``"zh"`` or ``"en"``
     searches that language's guide; ``"all"`` searches both and merges by score.
-    ``include_extra`` also searches areal-doctor's own ``x-`` sections (left out by
-    default: with them in, recall@1 on the guide's evaluation queries fell from 0.96 to
-    0.83; get_section() returns them either way). ``config`` is for experiments.
+    areal-doctor's own ``x-`` notes join the results when they match, ahead of a guide
+    section only when they score clearly higher (``config.note_lead``; see _rank).
+    ``include_extra`` ranks guide and notes in one index instead, all on equal terms
+    (recall@1 on the guide's evaluation queries fell from 0.96 to 0.83 that way).
+    ``config`` is for experiments.
     An empty query is a UserError; a query with nothing searchable returns ``[]``.
     """
     if include_extra and not config.include_extra:
@@ -75,12 +83,11 @@ def see_also(
 ) -> SearchHit | None:
     """areal-doctor's note that answers ``query`` beside the guide ``hits``, if any.
 
-    The notes are merged into search() at a low weight so that they never push the
-    guide's own sections down; that also keeps most of them out of sight (on 48 questions
-    about the notes' topics, the right note was in the top 3 for 0.27). Here the best note
-    of the notes' own index is offered on its own line when it scores at least
-    ``config.see_also_ratio`` of the best guide section (each in its own index) and is not
-    among ``hits`` already. None when notes are searched together with the guide.
+    A note leads search()'s results only when it scores clearly higher than the guide
+    (``config.note_lead``); one that scores nearly as well as the best guide section (at
+    least ``config.see_also_ratio`` of it, on the same scale) and is not among ``hits``
+    is offered here on a line of its own. None when notes are searched together with the
+    guide (``include_extra``).
     """
     if config.include_extra or config.see_also_ratio <= 0:
         return None
@@ -88,17 +95,17 @@ def see_also(
     if prepared is None:
         return None
     shown = {hit.section for hit in hits}
-    notes_config = replace(config, only_extra=True)
     best: tuple[float, dict[str, Any], Any] | None = None
     guide_top = 0.0
     for language in prepared.langs:
-        guide = section_index(language, config).rank(prepared.weights, prepared.words)
-        guide_top = max([guide_top, *(score for score, _doc in guide[:1])])
-        index = section_index(language, notes_config)
-        for score, doc in index.rank(prepared.weights, prepared.words)[:1]:
+        guide = _guide_ranked(prepared, language, config)
+        guide_top = max([guide_top, *(score for score, _doc, _index in guide[:1])])
+        for score, doc, index in _notes_on_guide_scale(prepared, language, config, guide)[:1]:
             if best is None or score > best[0]:
                 best = (score, doc, index)
     if best is None or best[1]["id"] in shown or best[0] < config.see_also_ratio * guide_top:
+        return None
+    if best[0] < WEAK_SCORE:  # a weak match offered beside weak results is only noise
         return None
     score, doc, index = best
     return _hit(doc, score, prepared.meaningful, index)
@@ -120,8 +127,10 @@ def _prepare(query: str, lang: str | None, config: IndexConfig) -> _Prepared | N
     """Terms and weights of ``query``; None when it has nothing searchable."""
     if not isinstance(query, str) or not query.strip():
         raise UserError("empty search query")
+    from assistant.search.cues import without_generic_error
+
     langs = _langs_for(query, lang)
-    query = query[:MAX_QUERY_CHARS]
+    query = without_generic_error(query[:MAX_QUERY_CHARS])
     terms = query_terms(query)
     if not terms:
         return None
@@ -141,20 +150,97 @@ def _rank(prepared: _Prepared, config: IndexConfig) -> list[tuple[float, dict[st
     """Matching sections of every language, best first; a named phase boosts its sections.
 
     ``prepared.words`` (plain English term -> the word typed) lets each index correct typos.
+    areal-doctor's notes join the guide's sections on the guide's scale, divided by
+    ``config.note_lead``: a note comes first only when it scores clearly higher.
     """
     ranked: list[tuple[float, int, dict[str, Any], Any]] = []
-    indexes = [(1.0, config)]
-    if config.notes_weight > 0 and not config.include_extra:
-        indexes.append((config.notes_weight, replace(config, only_extra=True)))
     for order, language in enumerate(prepared.langs):
-        for scale, index_config in indexes:
-            index = section_index(language, index_config)
-            for score, doc in index.rank(prepared.weights, prepared.words):
-                if doc["phase"] in prepared.phases:
-                    score *= 1.0 + config.phase_boost
-                ranked.append((score * scale, order, doc, index))
+        guide = _guide_ranked(prepared, language, config)
+        ranked += [(score, order, doc, index) for score, doc, index in guide]
+        if config.note_lead > 0 and not config.include_extra:
+            notes = _notes_on_guide_scale(prepared, language, config, guide)
+            ranked += [(score / config.note_lead, order, doc, index) for score, doc, index in notes]
     ranked.sort(key=lambda item: (-item[0], item[1]))
     return [(score, doc, index) for score, _order, doc, index in ranked]
+
+
+def _guide_ranked(
+    prepared: _Prepared, language: str, config: IndexConfig
+) -> list[tuple[float, dict[str, Any], Any]]:
+    """The sections of one language's index (the guide's, or both with include_extra)."""
+    index = section_index(language, config)
+    return _boosted(prepared, index, config)
+
+
+def _notes_on_guide_scale(
+    prepared: _Prepared,
+    language: str,
+    config: IndexConfig,
+    guide: list[tuple[float, dict[str, Any], Any]],
+) -> list[tuple[float, dict[str, Any], Any]]:
+    """The notes that match, best first, with scores on the scale of ``guide``'s.
+
+    Guide and notes are scored in one index of both (the same idf and document lengths
+    for every section), on their own words (_joint_config); a note's score there over
+    the best guide section's is its ratio, and ratio times the guide's best score (in
+    the guide's own index) its score. _rank divides it by ``config.note_lead``. A note
+    also has to stand against the guide with every field counted (glossary rings and
+    phase words, through which the guide answers paraphrases): its ratio is capped at
+    ``config.note_lead`` times its ratio in the joint index of all fields.
+    """
+    own = _boosted(prepared, section_index(language, _joint_config(config)), config)
+    every = _boosted(prepared, section_index(language, replace(config, include_extra=True)), config)
+    own_top = _best_guide_score(own)
+    every_top = _best_guide_score(every)
+    every_score = {doc["id"]: score for score, doc, _index in every}
+    guide_top = guide[0][0] if guide else 0.0
+    notes = []
+    for score, doc, index in own:
+        if not is_extra(doc["id"]):
+            continue
+        if guide_top <= 0 or own_top <= 0:
+            notes.append((score, doc, index))  # nothing of the guide to compare with
+            continue
+        ratio = score / own_top
+        if every_top > 0:
+            ratio = min(ratio, config.note_lead * every_score.get(doc["id"], 0.0) / every_top)
+        notes.append((ratio * guide_top, doc, index))
+    notes.sort(key=lambda item: -item[0])
+    return notes
+
+
+def _best_guide_score(ranked: list[tuple[float, dict[str, Any], Any]]) -> float:
+    return max((score for score, doc, _index in ranked if not is_extra(doc["id"])), default=0.0)
+
+
+def _joint_config(config: IndexConfig) -> IndexConfig:
+    """The index of guide and notes together in which a note is compared with the guide.
+
+    Only the sections' own words and concepts: no phase words and no glossary rings
+    (neither those the text names nor those its concept words name).
+    Every generation section carries the generation phase's words, and the glossary's
+    inference-server ring puts "sglang" and "vllm" into every section that names a
+    server, so "vllm" or "cuda graph capture" matched gen-sglang-memory nearly as well
+    as the note about it. On holdout12 (the tuning set) at note_lead 2.0: R@1 0.67 with
+    them, 0.73 without the phase words, 0.85 without the rings of the text too, 0.97
+    without those of the concept words as well; the guide's tune sets no worse (the
+    guide's own ranking still uses every field).
+    """
+    weights = replace(config.weights, phase=0, glossary=0, title_glossary=0, concept_glossary=0)
+    return replace(config, include_extra=True, weights=weights)
+
+
+def _boosted(
+    prepared: _Prepared, index: Any, config: IndexConfig
+) -> list[tuple[float, dict[str, Any], Any]]:
+    """``index``'s ranking of the query, sections of a phase the query names boosted."""
+    ranked = []
+    for score, doc in index.rank(prepared.weights, prepared.words):
+        if doc["phase"] in prepared.phases:
+            score *= 1.0 + config.phase_boost
+        ranked.append((score, doc, index))
+    ranked.sort(key=lambda item: -item[0])  # stable: ties keep the guide's order
+    return ranked
 
 
 def _aside_terms(query: str) -> set[str]:

@@ -25,6 +25,7 @@ CACHE_NAME = "search-index.json"
 _CODE_FILES = ("tokenize.py", "glossary.py", "plaintext.py", "sections.py", "index.py")
 FIELDS = (
     "title", "heading", "keys", "body", "phase", "glossary", "title_glossary", "concepts",
+    "concept_glossary",
 )  # fmt: skip
 
 
@@ -32,8 +33,9 @@ FIELDS = (
 class Weights:
     """How many times each field's terms count in the BM25 document.
 
-    ``concepts`` holds the section's words in knowledge/section_terms.yaml (and the
-    glossary rings they name): the mechanism, symptom and effect in a user's words.
+    ``concepts`` holds the section's words in knowledge/section_terms.yaml: the
+    mechanism, symptom and effect in a user's words; ``concept_glossary`` the glossary
+    rings they name that the section's own text does not.
     ``title_glossary`` holds the glossary entries the title names: a concept in the title
     is what the section is about, so its other wordings count once more there (this
     lifted recall@1 on held-out paraphrases, e.g. "keep the moments in half precision"
@@ -48,6 +50,7 @@ class Weights:
     glossary: int = 1
     title_glossary: int = 1
     concepts: int = 1
+    concept_glossary: int = 1
 
     def of(self, name: str) -> int:
         return int(getattr(self, name))
@@ -58,19 +61,26 @@ class IndexConfig:
     """BM25 parameters and field weights; the defaults are the measured choice."""
 
     weights: Weights = field(default_factory=Weights)
-    k1: float = 1.2
-    b: float = 0.6
+    # rank-bm25's own defaults: on the tune sets (shared dev, probe, fresh, own) they
+    # matched the best of k1 1.0-2.0 x b 0.5-0.75 within a query (BM25Plus, delta 0).
+    k1: float = 1.5
+    b: float = 0.75
     include_extra: bool = False
-    # areal-doctor's own x- notes are ranked in an index of their own (so the guide's
-    # idf and lengths stay as measured) and their scores scaled by this much before
-    # merging: a note comes first only when it clearly answers better. 0 leaves
-    # them out; ignored with include_extra (one index of both).
-    notes_weight: float = 0.3  # dev queries unchanged at 0.3; 0.7 cost 2 points of R@1
+    # areal-doctor's own x- notes are ranked against the guide on one scale: guide and
+    # notes are scored in one index of both, on their own words (engine._joint_config),
+    # and a note's score over the best guide section's, times that section's score, is
+    # divided by note_lead before the merge: a note comes before a guide section only
+    # when it scores clearly higher (note_lead times). The guide's sections keep the
+    # order and scores of the guide's own index. Chosen on holdout12 (the tuning set of
+    # notes and guide questions) and the guide's tune sets: 2.0 took holdout12 from R@1
+    # 0.42 to 0.97 and cost dev 2 and probe 3 questions, all but one of them a vLLM, NCCL
+    # or host-RAM question that the note answers (1.6: more guide questions lost; 2.5:
+    # holdout12 0.85). 0 leaves the notes out; ignored with include_extra (one index).
+    note_lead: float = 2.0
     only_extra: bool = False  # the notes' own index
-    # engine.see_also offers the best note beside the results when it scores at least
-    # this share of the best guide section (each in its own index). On the notes question
-    # set it found the right note (in the top 3 or beside them) for 0.81 of the questions,
-    # and a note was offered beside 28% of the guide's questions; 0 turns it off.
+    # engine.see_also offers the best note beside the results, when it is not among them,
+    # if it scores at least this share of the best guide section (on the merged scale,
+    # before note_lead); 0 turns it off.
     see_also_ratio: float = 0.8
     # Sections of a phase the query names (phase_terms.yaml) score this much more.
     phase_boost: float = 0.4
@@ -85,7 +95,7 @@ class SectionIndex:
     """BM25 over the compiled sections of one language."""
 
     def __init__(self, docs: list[dict[str, Any]], config: IndexConfig = DEFAULT_CONFIG) -> None:
-        from assistant.search.bm25 import LuceneBM25
+        from assistant.search.bm25 import WeightedBM25
 
         if config.only_extra:
             self.docs = [d for d in docs if is_extra(d["id"])]
@@ -94,7 +104,7 @@ class SectionIndex:
         if not self.docs:
             raise KnowledgeError("the guide has no sections to search")
         corpus = [document_terms(doc, config.weights) for doc in self.docs]
-        self.model = LuceneBM25(corpus, k1=config.k1, b=config.b)
+        self.model = WeightedBM25(corpus, k1=config.k1, b=config.b)
 
     def rank(
         self, query: dict[str, float], words: dict[str, str] | None = None
@@ -242,7 +252,8 @@ def compile_section(section: Any, entries: list[Any], concepts: str = "") -> dic
             "phase": tokenize(phase),
             "glossary": glossary,
             "title_glossary": expansion_terms(section.title, entries),
-            "concepts": concept_terms(concepts) + new_expansion(concepts, set(glossary), entries),
+            "concepts": concept_terms(concepts),
+            "concept_glossary": new_expansion(concepts, set(glossary), entries),
         },
     }
 

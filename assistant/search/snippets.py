@@ -23,17 +23,43 @@ def best_snippet(
     """(snippet, matched surface terms) from the sentence richest in query terms.
 
     A sentence scores the summed idf of the distinct query terms it contains; when no
-    sentence contains any (the section matched through the glossary) the first one is used.
+    sentence contains any (the section matched through the glossary) the first one that
+    is not an aside in parentheses is used. A lead-in ("Adjust SGLang memory
+    allocation:") says nothing by itself: it is shown with what it introduces (the code
+    block or item after it), see candidates().
     """
     wanted = set(query_terms)
-    best: tuple[float, str, list[tuple[int, int]]] = (0.0, sentences[0] if sentences else "", [])
-    for sentence in sentences:
+    pieces = candidates(sentences)
+    plain = [piece for piece in pieces if not _is_aside(piece)]
+    first = (plain or pieces or [""])[0]
+    best: tuple[float, str, list[tuple[int, int]]] = (0.0, first, [])
+    for sentence in pieces:
         found, positions = _matches(sentence, wanted)
         score = sum(idf(term) for term in found)
         if score > best[0]:
             best = (score, sentence, positions)
     _score, text, positions = best
+    if not positions:
+        _found, positions = _matches(text, wanted)
     return _window(text, positions)
+
+
+_LEAD_IN_ENDS = (":", "：")
+
+
+def candidates(sentences: list[str]) -> list[str]:
+    """The snippet candidates: each sentence, a lead-in joined to the piece after it."""
+    pieces = []
+    for position, sentence in enumerate(sentences):
+        if sentence.endswith(_LEAD_IN_ENDS) and position + 1 < len(sentences):
+            sentence = f"{sentence} {sentences[position + 1]}"
+        pieces.append(sentence)
+    return pieces
+
+
+def _is_aside(sentence: str) -> bool:
+    """A sentence that is one parenthesis: "(Translated by areal-doctor from ...)"."""
+    return sentence.startswith(("(", "（")) and sentence.endswith((")", "）"))
 
 
 def _matches(display: str, wanted: set[str]) -> tuple[set[str], list[tuple[int, int]]]:
