@@ -75,8 +75,12 @@ class IndexConfig:
     # notes and guide questions) and the guide's tune sets: 2.0 took holdout12 from R@1
     # 0.42 to 0.97 and cost dev 2 and probe 3 questions, all but one of them a vLLM, NCCL
     # or host-RAM question that the note answers (1.6: more guide questions lost; 2.5:
-    # holdout12 0.85). 0 leaves the notes out; ignored with include_extra (one index).
-    note_lead: float = 2.0
+    # holdout12 0.85). The lead then took 2.5: at 2.0 the shared dev set's paraphrase group
+    # fell from R@1 1.00 to 0.82 (two host-RAM-while-loading questions labelled with the
+    # guide's loading sections), below the 0.90 every group must reach; at 2.5 it is 1.00
+    # again, holdout11 (held out) 0.88 -> 0.85 and holdout12 0.98 -> 0.87, holdout7/8 up.
+    # 0 leaves the notes out; ignored with include_extra (one index).
+    note_lead: float = 2.5
     only_extra: bool = False  # the notes' own index
     # engine.see_also offers the best note beside the results, when it is not among them,
     # if it scores at least this share of the best guide section (on the merged scale,
