@@ -1,7 +1,7 @@
 """Accuracy of the log classifier on a labelled folder.
 
 usage: python benchmarks/eval_logs.py FOLDER [--part all|tune|holdout] [--misses-only]
-                                             [--leave-family-out]
+                                             [--leave-family-out] [--by KEY]
 
 FOLDER/labels.yaml lists entries with file, oom, phase, kind and (optionally)
 sections and framework. Prints the accuracy of oom, phase and kind, the same per
@@ -16,6 +16,8 @@ the others. Tune rules on one part and report both.
 --leave-family-out scores each family's logs with the rules written from that
 family's logs switched off (rules name their families in `learned_from`): a rule
 that only fits the logs it came from shows as a drop against the plain figures.
+
+--by KEY adds the same breakdown by another label field (e.g. `--by segment`).
 """
 
 from __future__ import annotations
@@ -110,13 +112,13 @@ def _over_memory_failures(rows: list[dict]) -> None:
         print(f"look-alikes flagged as memory failures: {flagged}/{len(others)}")
 
 
-def _per_family(rows: list[dict]) -> None:
+def _per_family(rows: list[dict], key: str = "family", title: str = "framework family") -> None:
     by_family: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
-        by_family[row["family"]].append(row)
+        by_family[row[key]].append(row)
     if len(by_family) < 2:
         return
-    print("\nper framework family (oom / phase / kind / first fix):")
+    print(f"\nper {title} (oom / phase / kind / first fix):")
     for family in sorted(by_family, key=lambda f: (-len(by_family[f]), f)):
         group = by_family[family]
         keys = ("oom", "phase", "kind", "section")
@@ -134,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="score each family with the rules learned from it switched off",
     )
+    parser.add_argument("--by", metavar="KEY", help="also break down by this label field")
     args = parser.parse_args(argv)
     labels = yaml.safe_load((args.folder / "labels.yaml").read_text(encoding="utf-8"))
     entries = _select(labels, args.part)
@@ -167,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
                 diagnose = None
                 recs = None
         row = {"family": family, "memory": bool(entry["oom"])}
+        if args.by:
+            row["by"] = str(entry.get(args.by, "?"))
         row.update({f: want[f] == got[f] for f in fields})
         if recs is not None:
             section_total += 1
@@ -191,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     _over_memory_failures(rows)
     _per_family(rows)
+    if args.by:
+        _per_family(rows, "by", args.by)
     if not args.misses_only:
         for f in ("phase", "kind"):
             _confusion(f, pairs[f])
