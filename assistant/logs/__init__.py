@@ -143,6 +143,7 @@ def _classify(sources: Sequence[Source], progress: Progress | None) -> LogReport
     report.notices = notices(collected.hits, rules, names)
     if memory_hits and analyser.unproven:
         _mark_unproven(report, analyser, rules)
+    _add_kill_signal(report, collected, rules)
     if report.oom:
         _add_listed_processes(report, sources)
     report.lines_read = sum(
@@ -152,6 +153,25 @@ def _classify(sources: Sequence[Source], progress: Progress | None) -> LogReport
     if report.input_kind == "log":
         report.language = log_language(sample)
     return report
+
+
+KILL_FACT_HITS = 500  # hits searched for the kill fact (a bound for huge inputs)
+
+
+def _add_kill_signal(report: LogReport, collected: Collected, rules: Rules) -> None:
+    """The signal a process died of, one fact whatever the spelling (``exitcode: -9``,
+    ``exit code 137``, ``Killed``, ``<Signals.SIGKILL: 9>``): the root failure's line
+    when it reports one, else the first line that does (a launcher's kills of the
+    other processes are not a death of their own)."""
+    roles = ("exit", "word")
+    texts = [e.text for e in report.evidence[:1]]
+    texts += [h.text for h in collected.hits[:KILL_FACT_HITS]]
+    for text in texts:
+        fact = rules.kills.normalise(text, roles)
+        if fact is not None:
+            report.facts["kill_signal"] = fact.signal
+            report.facts["kill_signal_number"] = fact.number
+            return
 
 
 def _mark_unproven(report: LogReport, analyser: Analyser, rules: Rules) -> None:
