@@ -238,7 +238,9 @@ class Analyser:
         if ts_key is not None:
             self._inherited[(first.source, first.line)] = ts_key
         rank = first.clean.rank
-        if rank is None and stamped is not None:
+        # a node's report (Ray's memory monitor, the kernel, Slurm) names no rank: it
+        # borrows none from the rank's lines printed before it
+        if rank is None and stamped is not None and sig.scope != "node":
             rank = stamped.rank
         return Analysed(group, sig, window, phase, figures, ts_key, rank)
 
