@@ -163,7 +163,7 @@ def _add_kill_signal(report: LogReport, collected: Collected, rules: Rules) -> N
     ``exit code 137``, ``Killed``, ``<Signals.SIGKILL: 9>``): the root failure's line
     when it reports one, else the first line that does (a launcher's kills of the
     other processes are not a death of their own)."""
-    roles = ("exit", "word")
+    roles = ("exit", "word", "prose")
     texts = [e.text for e in report.evidence[:1]]
     texts += [h.text for h in collected.hits[:KILL_FACT_HITS]]
     for text in texts:

@@ -26,7 +26,8 @@ from typing import Any
 from assistant.logs.lazyre import LazyPattern
 from assistant.logs.schema import Entry
 
-ROLES = ("exit", "word", "sender")  # a process's exit report / a word for it / a kill sent
+# a process's exit report / a shell's word for it / a reporter's sentence / a kill sent
+ROLES = ("exit", "word", "prose", "sender")
 FILE = "signatures.yaml"
 
 
