@@ -98,3 +98,18 @@ def test_ray_worker_death_without_the_oom_killer_named_is_no_kill() -> None:
     )
     assert report.input_kind == "log"
     assert report.oom is False
+
+
+def test_a_reporters_kill_sentence_beside_a_log_is_an_unproven_kill() -> None:
+    report = classify_text(
+        "用deepspeed zero3微调llama 13b，加载完checkpoint之后程序被kill掉了\n"
+        "Loading checkpoint shards: 100%|██████████| 3/3 [01:02<00:00, 20.8s/it]\n"
+        "[2024-05-01 10:00:30,001] [INFO] [launch.py:316:sigkill_handler] Killing subprocess 1234\n"
+    )
+    assert (report.oom, report.kind, report.input_kind) == (True, "host_oom", "log")
+    assert report.facts.get("memory_unproven") is True
+
+
+def test_the_same_sentence_alone_stays_a_description() -> None:
+    report = classify_text("加载模型时内存不足，进程被杀")
+    assert report.input_kind == "description"

@@ -30,7 +30,7 @@ SCOPES = ("line", "traceback", "before", "after")
 SIGNATURE_KEYS = (
     "id", "kind", "priority", "confidence", "patterns", "triggers", "unless", "figures", "tags",
     "phase_hints", "facts", "lines", "weak", "corroborate", "yields_to", "unproven_confidence",
-    "learned_from", "unless_traceback", "kill", "match", "no_match", "scope",
+    "learned_from", "unless_traceback", "kill", "match", "no_match", "scope", "prose",
 )  # fmt: skip
 EXAMPLE_KEYS = ("match", "no_match")  # inline examples, checked by tests/test_rule_examples.py
 AGGREGATES = ("first", "sum", "max", "count", "list")
@@ -74,6 +74,9 @@ class Signature:
     # "node": the message reports a machine (a kernel, Ray or Slurm kill), not a rank; it
     # borrows no rank from the lines around it
     scope: str = "process"
+    # a reporter's sentence ("程序被kill掉了"): evidence inside a log, but not what makes a
+    # short text a log (a short description still goes to describe.yaml)
+    prose: bool = False
 
 
 @dataclass(frozen=True)
@@ -264,6 +267,7 @@ def _load_signatures() -> tuple[Signature, ...]:
                 learned_from=entry.strings("learned_from"),
                 unless_traceback=entry.regexes("unless_traceback", required=False),
                 scope=entry.get("scope", str, "process", check=_in(("process", "node"))),
+                prose=entry.get("prose", bool, False),
             )
         )
         _examples(entry)
