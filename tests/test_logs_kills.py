@@ -113,3 +113,28 @@ def test_a_reporters_kill_sentence_beside_a_log_is_an_unproven_kill() -> None:
 def test_the_same_sentence_alone_stays_a_description() -> None:
     report = classify_text("加载模型时内存不足，进程被杀")
     assert report.input_kind == "description"
+
+
+def test_a_pod_evicted_for_disk_pressure_is_not_killed_by_memory() -> None:
+    report = classify_text(
+        "$ kubectl describe pod trainer-0\n"
+        "Status:           Failed\n"
+        "Reason:           Evicted\n"
+        "Message:          The node was low on resource: ephemeral-storage. Threshold quantity: "
+        "38654705664, available: 31244128Ki.\n"
+        "    State:          Terminated\n"
+        "      Reason:       Error\n"
+        "      Exit Code:    137\n"
+    )
+    assert report.oom is False
+    assert report.facts.get("first_error_kind") == "node-pressure-eviction"
+
+
+def test_a_reporters_guess_does_not_corroborate_a_kill() -> None:
+    report = classify_text(
+        "I assumed OOM but the host memory graphs are flat the whole time.\n"
+        "[2026-03-11 09:16:41,003] torch.distributed.elastic.multiprocessing.api: [ERROR] "
+        "failed (exitcode: -9) local_rank: 0 (pid: 5120) of binary: /opt/conda/bin/python\n"
+    )
+    assert (report.oom, report.kind) == (True, "host_oom")
+    assert report.facts.get("memory_unproven") is True
