@@ -83,6 +83,8 @@ class LogFacts(TypedDict, total=False):
     kv_cache_tokens_total: int | float
     # assistant/logs: how the report came about
     memory_unproven: bool  # a bare kill counted as host memory at a low confidence
+    kill_signal: str  # the signal a process died of, however the log spells it (SIGKILL)
+    kill_signal_number: int  # its number (9)
     # the phase the vocabulary's words lean to when they do not show one (phase unknown)
     phase_leaning: str
     described_by_user: bool  # a short description, not a log

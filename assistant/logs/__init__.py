@@ -130,12 +130,14 @@ def _classify(sources: Sequence[Source], progress: Progress | None) -> LogReport
     memory_hits, demoted = analyser.memory_hits(collected.hits)
     sample = "\n".join(s.sample[:LANGUAGE_SAMPLE].decode("utf-8", "replace") for s in sources[:4])
     short_text = sample if len(sources) == 1 and is_short(sample, rules.describe) else None
+    if short_text is not None and not _looks_like_log(collected, rules):
+        memory_hits = []  # only a reporter's sentences matched: a description, not a log
     if memory_hits:
         analysed = analyser.analyse(memory_hits)
         report = oom_report(analysed, collected, rules, names, analyser.ts_of)
         if short_text is not None and report.phase == "unknown":
             _phase_from_description(report, short_text, rules.describe)
-    elif short_text is not None and not _looks_like_log(collected):
+    elif short_text is not None and not _looks_like_log(collected, rules):
         report = classify_description(short_text.strip(), names[0], rules.describe)
     else:
         report = no_oom_report(collected, demoted, rules, names, analyser.ts_of)
@@ -143,6 +145,7 @@ def _classify(sources: Sequence[Source], progress: Progress | None) -> LogReport
     report.notices = notices(collected.hits, rules, names)
     if memory_hits and analyser.unproven:
         _mark_unproven(report, analyser, rules)
+    _add_kill_signal(report, collected, rules)
     if report.oom:
         _add_listed_processes(report, sources)
     report.lines_read = sum(
@@ -152,6 +155,25 @@ def _classify(sources: Sequence[Source], progress: Progress | None) -> LogReport
     if report.input_kind == "log":
         report.language = log_language(sample)
     return report
+
+
+KILL_FACT_HITS = 500  # hits searched for the kill fact (a bound for huge inputs)
+
+
+def _add_kill_signal(report: LogReport, collected: Collected, rules: Rules) -> None:
+    """The signal a process died of, one fact whatever the spelling (``exitcode: -9``,
+    ``exit code 137``, ``Killed``, ``<Signals.SIGKILL: 9>``): the root failure's line
+    when it reports one, else the first line that does (a launcher's kills of the
+    other processes are not a death of their own)."""
+    roles = ("exit", "word", "prose")
+    texts = [e.text for e in report.evidence[:1]]
+    texts += [h.text for h in collected.hits[:KILL_FACT_HITS]]
+    for text in texts:
+        fact = rules.kills.normalise(text, roles)
+        if fact is not None:
+            report.facts["kill_signal"] = fact.signal
+            report.facts["kill_signal_number"] = fact.number
+            return
 
 
 def _mark_unproven(report: LogReport, analyser: Analyser, rules: Rules) -> None:
@@ -207,9 +229,11 @@ def _add_strangers(report: LogReport, source: Source) -> None:
         report.facts["signature_tags"] = [*tags, "other_processes"]
 
 
-def _looks_like_log(collected: Collected) -> bool:
-    """Any line a rule recognised (even one that proved nothing) makes the text a log."""
-    return bool(collected.hits)
+def _looks_like_log(collected: Collected, rules: Rules) -> bool:
+    """Any line a rule recognised (even one that proved nothing) makes the text a log; a
+    reporter's sentence (a `prose` signature) does not."""
+    prose = {s.id for s in rules.signatures if s.prose}
+    return any(h.category != "signature" or h.rule not in prose for h in collected.hits)
 
 
 def _phase_from_description(report: LogReport, text: str, describe: Mapping[str, Any]) -> None:

@@ -280,7 +280,9 @@ class Analyser:
         stamped = _stamped_line(window, fail)
         ts_key = self.ts_of(first)
         rank = first.clean.rank
-        if rank is None and stamped is not None:
+        # a node's report (Ray's memory monitor, the kernel, Slurm) names no rank: it
+        # borrows none from the rank's lines printed before it
+        if rank is None and stamped is not None and sig.scope != "node":
             rank = stamped.rank
         return Analysed(group, sig, window, phase, figures, ts_key, rank)
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from assistant.errors import KnowledgeError
 from assistant.knowledge import load_yaml  # a module name here, so tests can swap a file
+from assistant.logs.kills import KillTable, kill_spec, load_kills
 from assistant.logs.lazyre import LazyPattern
 from assistant.logs.schema import VALIDATION, Entry, entries
 from assistant.logs.units import UNITS
@@ -29,8 +30,9 @@ SCOPES = ("line", "traceback", "before", "after")
 SIGNATURE_KEYS = (
     "id", "kind", "priority", "confidence", "patterns", "triggers", "unless", "figures", "tags",
     "phase_hints", "facts", "lines", "weak", "corroborate", "yields_to", "unproven_confidence",
-    "learned_from", "unless_traceback",
+    "learned_from", "unless_traceback", "kill", "match", "no_match", "scope", "prose",
 )  # fmt: skip
+EXAMPLE_KEYS = ("match", "no_match")  # inline examples, checked by tests/test_rule_examples.py
 AGGREGATES = ("first", "sum", "max", "count", "list")
 LOOKALIKE_SCOPES = ("log", "window")
 
@@ -70,6 +72,12 @@ class Signature:
     # labelled families whose logs this rule was written from (benchmarks only:
     # eval_logs.py --leave-family-out switches a family's own rules off)
     learned_from: tuple[str, ...] = ()
+    # "node": the message reports a machine (a kernel, Ray or Slurm kill), not a rank; it
+    # borrows no rank from the lines around it
+    scope: str = "process"
+    # a reporter's sentence ("程序被kill掉了"): evidence inside a log, but not what makes a
+    # short text a log (a short description still goes to describe.yaml)
+    prose: bool = False
 
 
 @dataclass(frozen=True)
@@ -178,6 +186,8 @@ class Rules:
     phases: PhaseConfig
     facts: tuple[FactRule, ...]
     describe: Mapping[str, Any]
+    # every spelling of a death by a signal (signatures.yaml kills)
+    kills: KillTable = field(default_factory=lambda: KillTable((), ()))
     # figures read from a status line the failing process printed before the
     # failure (e.g. AReaL's Memory-Usage snapshot), for messages without figures
     context_figures: tuple[Figure, ...] = ()
@@ -257,10 +267,12 @@ def _load_signatures() -> tuple[Signature, ...]:
         "denied_in_prose",
         "reading",
         "corroboration_denied",
+        "kills",
         "signatures",
         "computed",
     )
     figures = _load_figures(data)
+    kills = load_kills(data)
     signatures: list[Signature] = []
     for entry in entries(file, data, "signatures"):
         entry.only(*SIGNATURE_KEYS)
@@ -273,14 +285,15 @@ def _load_signatures() -> tuple[Signature, ...]:
             if phase not in PHASES or not isinstance(weight, int | float):
                 entry.fail(f"bad phase hint {phase!r}: {weight!r}")
         weak = entry.get("weak", bool, False)
+        patterns, triggers = _patterns_and_triggers(entry, kills)
         signatures.append(
             Signature(
                 id=entry.get("id", str),
                 kind=entry.get("kind", str, check=_in(KINDS[:-1])),
                 priority=entry.get("priority", int),
                 confidence=entry.get("confidence", float, check=lambda c: 0 < c <= 1),
-                patterns=entry.regexes("patterns"),
-                triggers=entry.triggers(),
+                patterns=patterns,
+                triggers=triggers,
                 unless=entry.regexes("unless", required=False),
                 figures=tuple(figures[f] for f in figure_ids),
                 tags=entry.strings("tags"),
@@ -295,8 +308,11 @@ def _load_signatures() -> tuple[Signature, ...]:
                 ),
                 learned_from=entry.strings("learned_from"),
                 unless_traceback=entry.regexes("unless_traceback", required=False),
+                scope=entry.get("scope", str, "process", check=_in(("process", "node"))),
+                prose=entry.get("prose", bool, False),
             )
         )
+        _examples(entry)
     ids = {s.id for s in signatures}
     for sig in signatures:
         for target in sig.yields_to:
@@ -307,9 +323,34 @@ def _load_signatures() -> tuple[Signature, ...]:
     return tuple(signatures)
 
 
+def _patterns_and_triggers(
+    entry: Entry, kills: KillTable
+) -> tuple[tuple[LazyPattern, ...], tuple[str, ...]]:
+    """A rule's own patterns and triggers, and those of the kills it names (`kill:`)."""
+    kill_patterns, kill_triggers = kill_spec(entry, kills)
+    own = not kill_patterns or "patterns" in entry.data
+    patterns = entry.regexes("patterns", required=own) + kill_patterns
+    triggers = entry.triggers() if own else entry.strings("triggers")
+    return patterns, triggers + tuple(t for t in kill_triggers if t not in triggers)
+
+
+def _examples(entry: Entry) -> None:
+    """`match` / `no_match`: example lines (or a few-line block) as strings."""
+    for key in EXAMPLE_KEYS:
+        raw = entry.get(key, (list, str), [])
+        items = [raw] if isinstance(raw, str) else raw
+        if not all(isinstance(item, str) and item.strip() for item in items):
+            entry.fail(f"'{key}' must be example lines (strings)")
+
+
+def _load_kills() -> KillTable:
+    return load_kills(load_yaml("signatures.yaml"))
+
+
 def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ...], ErrorRules]:
     file = "lookalikes.yaml"
     data = load_yaml(file)
+    kills = _load_kills()
     lookalikes = []
     for entry in entries(file, data, "lookalikes"):
         entry.only(
@@ -324,6 +365,8 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
             "recovers",
             "past",
             "scope",
+            "kill",
+            *EXAMPLE_KEYS,
         )
         what = entry.get("what", dict)
         if not {"en", "zh"} <= set(what):
@@ -332,11 +375,13 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
         past = entry.get("past", str, None, check=_in(("opens", "closes")))
         if past is not None and scope != "window":
             entry.fail("a 'past' header is a heading: it needs 'scope: window'")
+        _examples(entry)
+        patterns, triggers = _patterns_and_triggers(entry, kills)
         lookalikes.append(
             Lookalike(
                 id=entry.get("id", str),
-                patterns=entry.regexes("patterns"),
-                triggers=entry.triggers(),
+                patterns=patterns,
+                triggers=triggers,
                 what=what,
                 pressure=entry.get("pressure", str, None, check=_in(PHASES)),
                 poisons=entry.get("poisons", bool, False),
@@ -347,17 +392,20 @@ def _load_lookalikes() -> tuple[tuple[Lookalike, ...], tuple[ConsequenceRule, ..
                 scope=scope,
             )
         )
-    consequences = [
-        ConsequenceRule(
-            id=entry.get("id", str),
-            what=entry.get("what", str),
-            patterns=entry.regexes("patterns"),
-            triggers=entry.triggers(),
-            hang=entry.get("hang", bool, False),
+    consequences = []
+    for entry in entries(file, data, "consequences"):
+        entry.only("id", "what", "patterns", "triggers", "hang", "kill", *EXAMPLE_KEYS)
+        _examples(entry)
+        patterns, triggers = _patterns_and_triggers(entry, kills)
+        consequences.append(
+            ConsequenceRule(
+                id=entry.get("id", str),
+                what=entry.get("what", str),
+                patterns=patterns,
+                triggers=triggers,
+                hang=entry.get("hang", bool, False),
+            )
         )
-        for entry in entries(file, data, "consequences")
-        if entry.only("id", "what", "patterns", "triggers", "hang")
-    ]
     Entry(file, data, "(top level)").only("lookalikes", "consequences", "error_lines")
     err = Entry(file, data.get("error_lines"), "'error_lines'").only(
         "patterns", "ignore", "triggers"
@@ -604,6 +652,7 @@ def _load_all() -> Rules:
         phases=_load_phases(),
         facts=_load_facts(),
         describe=_load_describe(),
+        kills=_load_kills(),
         context_figures=_load_context_figures(),
         denials=_load_denials(),
         reading=reading,

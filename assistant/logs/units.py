@@ -33,7 +33,9 @@ PLACEHOLDERS: dict[str, str] = {
     "int": r"(\d+)",
 }
 
-UNITS = ("size", "size_decimal", "bytes", "kib", "mib", "gib", "gb_decimal", "int", "float")
+UNITS = (
+    "size", "size_decimal", "bytes", "kib", "mib", "gib", "gb_decimal", "int", "float", "percent",
+)  # fmt: skip
 
 
 def parse_value(text: str, unit: str) -> int | float | None:
@@ -46,6 +48,8 @@ def parse_value(text: str, unit: str) -> int | float | None:
             return int(text)
         if unit == "float":
             return float(text)
+        if unit == "percent":  # "95%" as the fraction 0.95
+            return float(text) / 100
         scale = {"bytes": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "gb_decimal": 10**9}
         return int(round(float(text) * scale[unit]))
     except (ValueError, KeyError):
