@@ -171,6 +171,7 @@ def inferences() -> None:
         ),
         "held_elsewhere": (
             "min_share",
+            "lead_min_share",
             "most_share",
             "min_share_without_process_figure",
             "min_share_at_snapshot",

@@ -272,6 +272,18 @@ def _others_share(ctx: Context) -> float | None:
     return round(held / total, 3)
 
 
+@derived("foreign_lead")
+def _foreign_lead(ctx: Context) -> bool:
+    """Memory held elsewhere is the first fix: a large share of the GPU, or stated by the
+    log without figures (held_elsewhere.lead_min_share in inferences.yaml)."""
+    from assistant.logs.infer import rules
+
+    if not _foreign(ctx):
+        return False
+    share = ctx.lookup("derived.others_share")
+    return not isinstance(share, float) or share >= rules()["held_elsewhere"]["lead_min_share"]
+
+
 @derived("others_most")
 def _others_most(ctx: Context) -> bool:
     from assistant.logs.infer import rules
