@@ -30,3 +30,11 @@ def test_no_words_no_lean() -> None:
     )
     assert report.phase == "unknown"
     assert "phase_leaning" not in report.facts
+
+
+def test_a_lean_only_entry_never_shows_the_phase() -> None:
+    # the deepspeed launcher's lines say a DeepSpeed job ran, not where it failed
+    diagnosis = diagnose_paths([str(FIXTURE / "launcher-only-leans.log")])
+    assert diagnosis.report.phase == "unknown"
+    assert diagnosis.report.facts.get("phase_leaning") == "training"
+    assert diagnosis.decision.recommendations[0].section == "train-micro-batch"

@@ -213,6 +213,9 @@ def score_phase(
         if best is not None:
             fired.append(best)
     fired = _absorbed(fired)
+    # lean-only entries say which way the paste leans, never which phase it shows
+    leaning_only = [f for f in fired if f.pattern.lean_only]
+    fired = [f for f in fired if not f.pattern.lean_only]
     framework = dict(scores)
     for name, score in _line_scores([f for f in fired if not f.pattern.generic]).items():
         framework[name] += score
@@ -243,9 +246,23 @@ def score_phase(
                 tags.append(tag)
         for key, value in item.pattern.facts.items():
             facts.setdefault(key, value)
-    leans = phase == "unknown" and top_score >= config.core_lean_score and top_score > runner
-    leaning = cast(Phase, top) if leans else None
+    leaning = _leaning(phase, scores, leaning_only, config)
     return PhaseResult(phase, scores, fired, tags, facts, top_score - runner, leaning)
+
+
+def _leaning(
+    phase: Phase, scores: dict[str, float], leaning_only: list[Fired], config: PhaseConfig
+) -> Phase | None:
+    """Phase unknown: the phase its evidence (lean-only entries too) points to, if any."""
+    if phase != "unknown":
+        return None
+    totals = dict(scores)
+    for name, score in _line_scores(leaning_only).items():
+        totals[name] = totals.get(name, 0.0) + score
+    ranked = sorted(totals.items(), key=lambda kv: -kv[1])
+    (top, top_score), runner = ranked[0], ranked[1][1] if len(ranked) > 1 else 0.0
+    leans = top_score >= config.core_lean_score and top_score > runner
+    return cast(Phase, top) if leans else None
 
 
 def _absorbed(fired: list[Fired]) -> list[Fired]:

@@ -149,6 +149,8 @@ class PhasePattern:
     # the words are names that may sit inside a longer identifier (AsyncvLLMServer,
     # SGLangHttpServer): matched within each identifier, not only as its parts
     inside: bool = False
+    # evidence too weak to show a phase: it only makes a lean (facts.phase_leaning)
+    lean_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -419,7 +421,7 @@ CORE_VOCABULARY = "vocabulary/core.yaml"
 FRAMEWORKS = "vocabulary/frameworks"
 VOCABULARY_KEYS = (
     "id", "phase", "weight", "pattern", "words", "phrases", "where", "tags", "facts",
-    "learned_from", "match", "no_match", "absorbs", "cancels", "inside",
+    "learned_from", "match", "no_match", "absorbs", "cancels", "inside", "lean_only",
 )  # fmt: skip
 LINE_ROLES = ("message", "frame", "code", "command", "record", "prose")
 SETTINGS_KEYS = (
@@ -522,6 +524,7 @@ def _vocabulary_entry(entry: Entry, generic: bool) -> PhasePattern:
         absorbs=entry.strings("absorbs", required=False),
         cancels=entry.strings("cancels", required=False),
         inside=entry.get("inside", bool, False),
+        lean_only=entry.get("lean_only", bool, False),
     )
 
 
