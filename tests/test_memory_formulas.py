@@ -128,17 +128,6 @@ def test_vllm_pool_rounds_down_to_blocks() -> None:
     assert tokens % 16 == 0 and tokens == available // (131072 * 16) * 16
 
 
-def test_bytes_per_parameter_follow_the_engine_and_optimizer() -> None:
-    assert formulas.train_bytes_per_param("fsdp", "adam", 2) == {
-        "weights": 2.0,
-        "gradients": 2.0,
-        "optimizer_states": 4.0,
-    }
-    assert formulas.train_bytes_per_param("fsdp", "adam", 4)["optimizer_states"] == 8.0
-    assert formulas.train_bytes_per_param("fsdp", "sgd", 2)["optimizer_states"] == 0.0
-    assert formulas.train_bytes_per_param("megatron", "adam", 2)["optimizer_states"] == 12.0
-
-
 def test_checkpointing_shrinks_activations() -> None:
     m = qwen7b()
     full = formulas.activation_bytes(m, 4096, checkpointing=False)
