@@ -359,6 +359,7 @@ def estimate(
     gpu_bytes: int | None = None,
     gpu_source: GpuSource | None = None,
     lang: str = "en",
+    memory_answer: Any = None,
 ) -> dict[str, Any]:
     from assistant.config.engines import all_layouts
 
@@ -386,7 +387,9 @@ def estimate(
     layouts = {layout.engine: layout for layout in all_layouts(config)}
     for engine in TRAINING_ENGINES:
         if engine in layouts and (engine == "actor" or isinstance(config.get(engine), dict)):
-            engines[engine] = training_engine(config, model, engine, gpu_bytes, notes)
+            engines[engine] = training_engine(
+                config, model, engine, gpu_bytes, notes, memory_answer
+            )
     server = server_setup(config)
     if server is not None:
         engines["rollout"] = rollout_engine(config, model, server, gpu_bytes, notes)
