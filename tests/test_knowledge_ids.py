@@ -67,6 +67,7 @@ ALLOWED = {
     ("assistant/config/constraints.py", "areal_memory"),
     ("assistant/tree/engine.py", "areal_memory"),
     ("assistant/tree/memory_values.py", "areal_memory"),
+    ("assistant/pipeline.py", "areal_memory"),
     # the fact and derived value of the same name as the question (a model size in a log)
     ("assistant/logs/report.py", "model_params_b"),
     ("assistant/tree/context.py", "model_params_b"),

@@ -48,6 +48,10 @@ def _gpu_bytes(ctx: Context) -> int:
         "floor_needs_gib",
         "floor_blocked",
         "fit_ok",
+        "arith_not_explained",
+        "log_allocated_gib",
+        "predicted_gib",
+        "uncertainty_pct",
     ),
 )
 def memory_micro_batch(ctx: Context, step: Mapping[str, Any]) -> StepResult:
@@ -57,7 +61,8 @@ def memory_micro_batch(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     from assistant.memory.fit import micro_batch_fit
 
     floor, _ = micro_batch_floor_value(ctx)
-    found = micro_batch_fit(ctx.config, model, dict(ctx.report.metrics), floor)
+    answer = ctx.book.given.get("areal_memory", (None,))[0]
+    found = micro_batch_fit(ctx.config, model, dict(ctx.report.metrics), floor, answer)
     if found.get("floor_does_not_fit"):
         found["floor_blocked"] = True
     elif "fit_tokens" in found:
@@ -103,6 +108,11 @@ FIT_VARS = (
     "gpus_now",
     "gpus_needed",
     "backend_needed",
+    "arith_not_explained",
+    "log_allocated_gib",
+    "predicted_gib",
+    "uncertainty_pct",
+    "mb_tokens",
 )
 
 
@@ -165,6 +175,7 @@ def memory_fit_check(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     if model is None or not ctx.has_config or not patch:
         return StepResult()
     from assistant.config.engines import engine_layout, rewrite_backend
+    from assistant.memory.fit import arithmetic_versus_log
 
     gpu = _fit_gpu(ctx)
     alone = _actor_estimate(ctx, model, patch, gpu)
@@ -173,6 +184,16 @@ def memory_fit_check(ctx: Context, step: Mapping[str, Any]) -> StepResult:
         "fit_total_gib": _gib(alone["total_bytes"]),
         "fit_term": str(alone["largest_term"]).removesuffix("_bytes"),
     }
+    answer = ctx.book.given.get("areal_memory", (None,))[0]
+    held = arithmetic_versus_log(ctx.config, model, dict(ctx.report.metrics), answer)
+    if held is not None and not held["explains"] and ctx.report.phase == "training":
+        found |= {
+            "arith_not_explained": True,
+            "log_allocated_gib": held["allocated_gib"],
+            "predicted_gib": held["predicted_gib"],
+            "uncertainty_pct": round(held["uncertainty"] * 100),
+            "mb_tokens": held["tokens"],
+        }
     if alone["total_bytes"] <= gpu:
         return StepResult(vars=found | {"fit_ok_after": True})
     added: dict[str, Any] = {}
