@@ -340,11 +340,11 @@ def test_colocated_engines_add_their_resident_memory_and_the_largest_working_set
 
 
 def test_a_colocated_group_that_does_not_fit_is_said_and_exits_1(run_cli) -> None:
-    """Each engine fits a 36 GiB GPU alone; together they do not."""
-    result = estimate(run_cli, "ppo-colocated-1.5b.yaml", "--gpu-memory", "36GiB")
+    """Each engine fits a 40 GiB GPU alone; together they do not."""
+    result = estimate(run_cli, "ppo-colocated-1.5b.yaml", "--gpu-memory", "40GiB")
     data = json.loads(
         estimate(
-            run_cli, "ppo-colocated-1.5b.yaml", "--gpu-memory", "36GiB", "--format", "json"
+            run_cli, "ppo-colocated-1.5b.yaml", "--gpu-memory", "40GiB", "--format", "json"
         ).stdout
     )
     assert all(e["fits"] for name, e in data["engines"].items() if name != "rollout")

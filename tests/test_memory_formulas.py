@@ -132,7 +132,10 @@ def test_checkpointing_shrinks_activations() -> None:
     m = qwen7b()
     full = formulas.activation_bytes(m, 4096, checkpointing=False)
     ckpt = formulas.activation_bytes(m, 4096, checkpointing=True)
-    per_layer = formulas.layer_activation_values(m) * 4096 * 2
+    # bf16 values, the RMSNorms' fp32 input copies (2 x hidden x 4) and the attention's
+    # fp32 log-sum-exp (heads x 4), per token
+    per_layer = (formulas.layer_activation_values(m) * 2 + 2 * 3584 * 4 + 28 * 4) * 4096
+    assert formulas.layer_activation_bytes(m, 4096) == per_layer
     assert full == 28 * per_layer
     assert ckpt == 28 * 3584 * 4096 * 2 + per_layer
 

@@ -65,6 +65,23 @@ def layer_activation_values(m: ModelFacts, tp: int = 1) -> int:
     return 4 * m.hidden_size + (attn + 4 * inter) // max(tp, 1)
 
 
+def layer_activation_bytes(m: ModelFacts, tokens: int, dtype_bytes: int = 2, tp: int = 1) -> int:
+    """Bytes one decoder layer keeps for ``tokens`` tokens: ``layer_activation_values`` in
+    the compute dtype, plus what is kept in float32 whatever the compute dtype:
+
+    - Hugging Face's RMSNorm (LlamaRMSNorm, Qwen2RMSNorm, Gemma's) casts its input to
+      float32 and autograd keeps that copy for pow/mul's backward: 4 x hidden bytes per
+      norm and token when the model computes in 16 bits;
+    - flash attention's log-sum-exp (softmax_lse), heads x 4 bytes per token.
+    benchmarks/validate_memory_torch.py holds this count to what autograd saves.
+    """
+    per_token = layer_activation_values(m, tp) * dtype_bytes
+    if dtype_bytes < 4:
+        per_token += m.norms_per_layer * m.hidden_size * 4
+    per_token += m.heads // max(tp, 1) * 4
+    return per_token * tokens
+
+
 def activation_bytes(
     m: ModelFacts,
     tokens: int,
@@ -76,14 +93,14 @@ def activation_bytes(
 ) -> int:
     """Activations of one micro-batch on one GPU.
 
-    Without checkpointing every layer keeps ``layer_activation_values`` per token.
+    Without checkpointing every layer keeps ``layer_activation_bytes``.
     With it (transformers' gradient_checkpointing_enable, one checkpoint per decoder
     layer) each layer keeps only its input (hidden values per token) and one layer's
     full set exists at a time while it is recomputed. Context parallelism (Ulysses,
     ``c``) splits the tokens over its ranks.
     """
     local = -(-tokens // max(cp, 1))
-    per_layer = layer_activation_values(m, tp) * local * dtype_bytes
+    per_layer = layer_activation_bytes(m, local, dtype_bytes, tp)
     if not checkpointing:
         return m.layers * per_layer
     return m.layers * m.hidden_size * local * dtype_bytes + per_layer
