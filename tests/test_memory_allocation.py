@@ -244,3 +244,21 @@ def test_the_sampler_warm_up_batch(tmp_path) -> None:
     assert m is not None
     found = list(server_logits_candidates(256 * 152064 * 4, m, None, None, 1 << 20, False))
     assert found and found[0].inputs["where"] == "sampler_warmup"
+
+
+def test_a_solved_token_count_takes_the_round_number_the_printing_allows(run_cli, tmp_path) -> None:
+    """7.81 GiB / (256000 x 4) is 8189 tokens give or take the two decimals: 8192."""
+    config = tmp_path / "g.yaml"
+    config.write_text("actor:\n  path: google/gemma-2-9b-it\n", encoding="utf-8")
+    result = run_cli(
+        "diagnose",
+        f"{FIX}/gemma2-softcap-logits.log",
+        "--config",
+        str(config),
+        "--format",
+        "json",
+        "--non-interactive",
+    )
+    allocation = json.loads(result.stdout)["allocation"]
+    assert allocation["inputs"]["tokens"] == 8192
+    assert allocation["inputs"]["bytes_per_value"] == 4  # soft-capped logits: fp32 first

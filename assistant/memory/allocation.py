@@ -34,7 +34,9 @@ if TYPE_CHECKING:
     from assistant.models import LogReport
 
 FRAME_LINE = re.compile(r'File "|^\s*at |\bin [\w<>]+\s*$|^\s*\w[\w.]*\(')
-FP32_HINT = re.compile(r"float\(\)|log_softmax|logprob|entropy|cross_entropy|vocab_parallel")
+FP32_HINT = re.compile(
+    r"float\(\)|log_softmax|logprob|entropy|cross_entropy|vocab_parallel|softcap"
+)
 
 
 @dataclass
@@ -120,6 +122,17 @@ def _logits_formula(tokens: int, m: ModelFacts, tp: int, width: int, lang: str) 
     )
 
 
+def _round_count(request: int, unit: int, tolerance: int) -> int:
+    """The count of ``unit``-byte rows a printed request stands for: of the counts its
+    rounding admits, the one with the largest power of two in it (token budgets and
+    chunk sizes are set in round numbers: 8192, not the 8189 that 7.81 GiB solves to)."""
+    low = max(1, -(-(request - tolerance) // unit))
+    high = (request + tolerance) // unit
+    if high < low or high - low > 4096:
+        return round(request / unit)
+    return max(range(low, high + 1), key=lambda n: ((n & -n), -abs(n * unit - request)))
+
+
 def logits_candidates(
     request: int,
     m: ModelFacts,
@@ -153,7 +166,7 @@ def logits_candidates(
         return
     tp, width = tps[0], widths[0]
     vocab = m.vocab_size // tp
-    tokens = round(request / (vocab * width))
+    tokens = _round_count(request, vocab * width, tolerance)
     if tokens < 1:
         return
     note = ""
@@ -261,7 +274,7 @@ def server_logits_candidates(
         )
     if not solve:
         return
-    tokens = round(request / (m.vocab_size * 4))
+    tokens = _round_count(request, m.vocab_size * 4, tolerance)
     if tokens < 1:
         return
     yield Candidate(
