@@ -214,3 +214,12 @@ def test_an_unknown_model_is_not_estimated() -> None:
 def test_check_exits_1_for_the_non_fitting_bundled_example(run_cli) -> None:
     result = run_cli("check", "--config", "examples/gsm8k-grpo.yaml")
     assert result.exit_code == 1 and "engine-does-not-fit" in result.stdout
+
+
+def test_engines_sharing_gpus_that_fit_alone_but_not_together_are_a_warning() -> None:
+    """tests/fixtures/memory/ppo-colocated-1.5b.yaml: each engine fits a 40 GiB GPU
+    alone, actor + critic + ref on the same GPUs do not."""
+    path = Path(__file__).parent / "fixtures" / "memory" / "ppo-colocated-1.5b.yaml"
+    found = check_config(load_config(str(path)), known={"gpu_bytes": 40 << 30})
+    (warning,) = [w for w in found if w.id == "engine-does-not-fit"]
+    assert "actor + critic + ref (colocated)" in warning.text

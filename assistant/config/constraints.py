@@ -260,6 +260,23 @@ def _engine_fits(
             "term_gib": f"{per_gpu[term] / gib:.2f}",
             "behaviour": _pick(item["behaviour"], lang).format(ident=ident) if ident else "-",
         }
+    idents = {f.get("memory_behaviour") for f in result["engines"].values()} - {None}
+    for group in result.get("colocated") or []:  # engines that share GPUs, together
+        if group["fits"] or not all(result["engines"][n]["fits"] for n in group["engines"]):
+            continue  # an engine that does not fit alone is already said
+        parts = {"resident": group["resident_bytes"], "working": group["working_bytes"]}
+        term = max(parts, key=lambda k: parts[k])
+        ident = next(iter(sorted(idents)), None)
+        yield {
+            "engine": " + ".join(group["engines"]),
+            "backend": "colocated",
+            "total_gib": f"{group['total_bytes'] / gib:.2f}",
+            "gpu_gib": f"{result['gpu_memory_bytes'] / gib:.2f}",
+            "gpu_note": _pick(item["gpu_notes"][source], lang),
+            "term": term,
+            "term_gib": f"{parts[term] / gib:.2f}",
+            "behaviour": _pick(item["behaviour"], lang).format(ident=ident) if ident else "-",
+        }
 
 
 @checker("shared_fileroot")
