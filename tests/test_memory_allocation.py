@@ -244,6 +244,9 @@ def test_the_sampler_warm_up_batch(tmp_path) -> None:
     assert m is not None
     found = list(server_logits_candidates(256 * 152064 * 4, m, None, None, 1 << 20, False))
     assert found and found[0].inputs["where"] == "sampler_warmup"
+    assert found[0].inputs["tokens"] == 256
+    large = list(server_logits_candidates(1024 * 152064 * 4, m, None, None, 1 << 20, False))
+    assert large and large[0].inputs["tokens"] == 1024
 
 
 def test_a_solved_token_count_takes_the_round_number_the_printing_allows(run_cli, tmp_path) -> None:

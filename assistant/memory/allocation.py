@@ -253,13 +253,13 @@ def server_logits_candidates(
                     exact=True,
                     note=message("memory.alloc.prefill_chunk", lang, tokens=tokens),
                 )
-    seqs = int(
-        number(config, "vllm.max_num_seqs")
-        or number(config, "sglang.cuda_graph_max_bs")
-        or _settings()["sampler_warmup_seqs"]
-    )
-    size = formulas.logits_bytes(seqs, m.vocab_size, 4)
-    if _close(size, request, tolerance):
+    configured = number(config, "vllm.max_num_seqs") or number(config, "sglang.cuda_graph_max_bs")
+    warmups = [int(configured)] if configured else []
+    warmups += [int(_settings()[k]) for k in ("sampler_warmup_seqs", "sampler_warmup_seqs_large")]
+    for seqs in dict.fromkeys(warmups):
+        size = formulas.logits_bytes(seqs, m.vocab_size, 4)
+        if not _close(size, request, tolerance):
+            continue
         yield Candidate(
             "logits",
             size,
