@@ -92,7 +92,10 @@ def conclude(
     out_lang = resolve_lang(lang, report)
     decision = decide(report, config, answers or {}, out_lang, use_defaults, focus)
     diagnosis = Diagnosis(report=report, decision=decision, lang=out_lang)
-    diagnosis.allocation = explain_allocation(report, config, model_config, out_lang)
+    told = (answers or {}).get("areal_memory")  # which AReaL memory behaviour, if said
+    diagnosis.allocation = explain_allocation(
+        report, config, model_config, out_lang, told[0] if told else None
+    )
     diagnosis.docs = retrieve_docs(report, decision, out_lang)
     if config is not None and decision.patch:
         from assistant.config import patched_text, unified_diff
@@ -108,15 +111,18 @@ def explain_allocation(
     config: ExperimentConfig | None,
     model_config: str | None = None,
     lang: str = "en",
+    memory_behaviour: str | None = None,
 ) -> dict[str, object] | None:
     """The failed request explained by the memory arithmetic (None when it cannot be),
-    its formula and note in ``lang``."""
+    its formula and note in ``lang``; ``memory_behaviour`` is the version of AReaL's
+    memory behaviour the user's answer chose (None: the stated default)."""
     if not report.oom or "tried_to_allocate_bytes" not in report.metrics:
         return None
     from assistant.memory.allocation import explain
     from assistant.memory.facts import model_for
 
-    return explain(report, config, model_for(report, config, model_config), lang)
+    model = model_for(report, config, model_config)
+    return explain(report, config, model, lang, memory_behaviour)
 
 
 def flat_patch(decision: Decision) -> FlatPatch:

@@ -17,8 +17,12 @@ def ids(text: str, **known: int) -> list[str]:
 
 
 def test_clean_fixtures_have_no_warnings() -> None:
+    """No config rule is broken; three of them do not fit by the estimate (the guide's
+    fp32 storage, micro-batches without checkpointing), which is its own warning."""
+    does_not_fit = {"grpo_fsdp.yaml", "agent_megatron.yaml", "moe_hybrid.yaml"}
     for name in ("grpo_fsdp.yaml", "agent_megatron.yaml", "moe_hybrid.yaml", "minimal.yaml"):
-        assert check_config(load_config(str(CONFIGS / name))) == [], name
+        found = [w.id for w in check_config(load_config(str(CONFIGS / name)))]
+        assert found == (["engine-does-not-fit"] if name in does_not_fit else []), name
 
 
 def test_broken_fixture_breaks_each_rule() -> None:
@@ -166,3 +170,56 @@ def test_disk_update_needs_fileroot(cluster: str, fires: bool) -> None:
 )
 def test_memory_fraction_range(text: str, fires: bool) -> None:
     assert ("mem-fraction-out-of-range" in ids(text)) is fires
+
+
+def test_cp_heads_come_from_the_bundled_table_without_a_local_config() -> None:
+    """Qwen2.5-7B has 28 heads (its config.json in knowledge/models.yaml): c=8 does not
+    divide them, c=4 does."""
+    text = "actor:\n  path: Qwen/Qwen2.5-7B-Instruct\n  backend: fsdp:d1c8\n"
+    found = check_config(config_from_text(text))
+    warning = next(w for w in found if w.id == "cp-not-dividing-heads")
+    assert "28" in warning.text and "1, 2, 4, 7, 14, 28" in warning.text
+    fine = "actor:\n  path: Qwen/Qwen2.5-7B-Instruct\n  backend: fsdp:d2c4\n"
+    assert "cp-not-dividing-heads" not in ids(fine)
+
+
+ENGINE = (
+    "actor:\n  path: Qwen/Qwen2.5-{size}-Instruct\n  backend: 'fsdp:d4'\n"
+    "  gradient_checkpointing: true\n  mb_spec: {{max_tokens_per_mb: 4096}}\n"
+)
+
+
+def test_an_engine_the_estimate_says_does_not_fit_is_a_warning() -> None:
+    (warning,) = check_config(config_from_text(ENGINE.format(size="32B")))
+    assert warning.id == "engine-does-not-fit" and warning.section == "core-parameters"
+    assert "actor (fsdp:d4)" in warning.text and "GiB per GPU" in warning.text
+    assert "the largest term is" in warning.text and "'guide'" in warning.text
+    zh = check_config(config_from_text(ENGINE.format(size="32B")), lang="zh")[0].text
+    assert "最大的一项" in zh
+
+
+def test_an_engine_that_fits_is_no_warning_and_the_log_gpu_counts() -> None:
+    small = config_from_text(ENGINE.format(size="0.5B"))
+    assert check_config(small) == []
+    # the same config on a 4 GiB GPU (as a log would state it) does not fit
+    (warning,) = check_config(small, known={"gpu_bytes": 4 << 30})
+    assert warning.id == "engine-does-not-fit" and "size from the log" in warning.text
+
+
+def test_an_unknown_model_is_not_estimated() -> None:
+    text = ENGINE.format(size="32B").replace("Qwen/Qwen2.5-32B-Instruct", "acme/secret-32b")
+    assert ids(text) == []
+
+
+def test_check_exits_1_for_the_non_fitting_bundled_example(run_cli) -> None:
+    result = run_cli("check", "--config", "examples/gsm8k-grpo.yaml")
+    assert result.exit_code == 1 and "engine-does-not-fit" in result.stdout
+
+
+def test_engines_sharing_gpus_that_fit_alone_but_not_together_are_a_warning() -> None:
+    """tests/fixtures/memory/ppo-colocated-1.5b.yaml: each engine fits a 40 GiB GPU
+    alone, actor + critic + ref on the same GPUs do not."""
+    path = Path(__file__).parent / "fixtures" / "memory" / "ppo-colocated-1.5b.yaml"
+    found = check_config(load_config(str(path)), known={"gpu_bytes": 40 << 30})
+    (warning,) = [w for w in found if w.id == "engine-does-not-fit"]
+    assert "actor + critic + ref (colocated)" in warning.text

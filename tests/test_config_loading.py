@@ -167,4 +167,7 @@ def test_attention_heads_from_a_local_model_folder(tmp_path: Path) -> None:
     vlm.mkdir()
     (vlm / "config.json").write_text(json.dumps({"text_config": {"num_attention_heads": 28}}))
     assert attention_heads(str(vlm)) == 28
-    assert attention_heads("Qwen/Qwen2.5-7B") is None
+    # a hub id: the bundled table of well-known models knows its 28 heads
+    assert attention_heads("Qwen/Qwen2.5-7B") == 28
+    assert attention_heads("Qwen/Qwen2.5-7B", tables=False) is None
+    assert attention_heads("acme/house-model-7b") is None

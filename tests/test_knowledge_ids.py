@@ -64,6 +64,10 @@ ALLOWED = {
     ("assistant/config/constraints.py", "shared_fileroot"),
     ("assistant/tree/engine.py", "attention_heads"),
     ("assistant/tree/engine.py", "shared_fileroot"),
+    ("assistant/config/constraints.py", "areal_memory"),
+    ("assistant/tree/engine.py", "areal_memory"),
+    ("assistant/tree/memory_values.py", "areal_memory"),
+    ("assistant/pipeline.py", "areal_memory"),
     # the fact and derived value of the same name as the question (a model size in a log)
     ("assistant/logs/report.py", "model_params_b"),
     ("assistant/tree/context.py", "model_params_b"),

@@ -128,22 +128,14 @@ def test_vllm_pool_rounds_down_to_blocks() -> None:
     assert tokens % 16 == 0 and tokens == available // (131072 * 16) * 16
 
 
-def test_bytes_per_parameter_follow_the_engine_and_optimizer() -> None:
-    assert formulas.train_bytes_per_param("fsdp", "adam", 2) == {
-        "weights": 2.0,
-        "gradients": 2.0,
-        "optimizer_states": 4.0,
-    }
-    assert formulas.train_bytes_per_param("fsdp", "adam", 4)["optimizer_states"] == 8.0
-    assert formulas.train_bytes_per_param("fsdp", "sgd", 2)["optimizer_states"] == 0.0
-    assert formulas.train_bytes_per_param("megatron", "adam", 2)["optimizer_states"] == 12.0
-
-
 def test_checkpointing_shrinks_activations() -> None:
     m = qwen7b()
     full = formulas.activation_bytes(m, 4096, checkpointing=False)
     ckpt = formulas.activation_bytes(m, 4096, checkpointing=True)
-    per_layer = formulas.layer_activation_values(m) * 4096 * 2
+    # bf16 values, the RMSNorms' fp32 input copies (2 x hidden x 4) and the attention's
+    # fp32 log-sum-exp (heads x 4), per token
+    per_layer = (formulas.layer_activation_values(m) * 2 + 2 * 3584 * 4 + 28 * 4) * 4096
+    assert formulas.layer_activation_bytes(m, 4096) == per_layer
     assert full == 28 * per_layer
     assert ckpt == 28 * 3584 * 4096 * 2 + per_layer
 

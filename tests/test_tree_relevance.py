@@ -44,7 +44,16 @@ def test_with_a_config_multi_turn_is_asked_and_heads_wait() -> None:
         report("training"), load_config(str(CONFIGS / "grpo_fsdp.yaml")), {}, "en", False
     )
     assert asked(decision) == ["multi_turn"]
-    assert [q.id for q in decision.open_questions] == ["multi_turn", "attention_heads"]
+    # Qwen2.5-7B's head count is in the bundled table: never a question
+    assert [q.id for q in decision.open_questions] == ["multi_turn"]
+    text = (CONFIGS / "grpo_fsdp.yaml").read_text(encoding="utf-8")
+    unknown = text.replace("Qwen/Qwen2.5-7B-Instruct", "acme/house-model-7b")
+    assert unknown != text
+    from assistant.config import config_from_text
+
+    other = decide(report("training"), config_from_text(unknown), {}, "en", False)
+    assert asked(other) == ["multi_turn"]
+    assert [q.id for q in other.open_questions] == ["multi_turn", "attention_heads"]
 
 
 def test_without_a_config_the_floor_cannot_be_computed_so_nothing_is_asked() -> None:

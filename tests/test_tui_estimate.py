@@ -60,13 +60,14 @@ async def test_empty_until_a_config_is_loaded_then_table_and_assumptions():
         await open_config(pilot, CONFIG)
         rows = table_rows(app)
         assert set(rows) == {"actor", "rollout"}
-        # 3.09 B params in bf16 over fsdp:d2; the actor keeps 32768-token micro-batches
-        # without checkpointing on an 80 GiB default: it does not fit, the rollout does
-        assert rows["actor"][2] == "2.87" and rows["actor"][-1] == "NO"
+        # 3.09 B params stored in fp32 (the guide's default) over fsdp:d2; the actor keeps
+        # 32768-token micro-batches without checkpointing on an 80 GiB default: it does
+        # not fit, the rollout does
+        assert rows["actor"][2] == "5.75" and rows["actor"][-1] == "NO"
         assert rows["rollout"][-1] == "yes"
         text = tab_text(app)
         assert "80.00 GiB per GPU, assumed" in text
-        assert "without gradient checkpointing" in text and "7.97 GiB with it" in text
+        assert "without gradient checkpointing" in text and "8.47 GiB with it" in text
         assert "GPU memory: 80 GiB assumed" in text  # the assumptions, listed
         assert "Some engine does not fit" in text
         assert "Estimate tab (5): not fitting: actor." in chat_texts(app)[-1]

@@ -203,7 +203,7 @@ def _rollout_shares_gpus(
 def _parallel_divides_heads(
     config: ExperimentConfig, item: dict[str, Any], known: Mapping[str, Any], lang: str
 ) -> Iterator[dict[str, Any]]:
-    heads = known.get("attention_heads") or attention_heads(model_path(config))
+    heads = known.get("attention_heads") or attention_heads(model_path(config), tables=True)
     if not isinstance(heads, int) or heads <= 0:
         return
     valid = ", ".join(str(n) for n in range(1, heads + 1) if heads % n == 0)
@@ -214,6 +214,69 @@ def _parallel_divides_heads(
             if size > 1 and heads % size and layout.key not in seen:
                 seen.add(layout.key)
                 yield {"key": layout.key, "size": size, "heads": heads, "valid": valid}
+
+
+@checker("engine_fits")
+def _engine_fits(
+    config: ExperimentConfig, item: dict[str, Any], known: Mapping[str, Any], lang: str
+) -> Iterator[dict[str, Any]]:
+    """The estimate of every engine: one that needs more than the GPU is a warning, with
+    its per-GPU figure and its largest term. Only with the model's own sizes (its
+    config.json or the bundled table, never a relative's) and a parseable layout."""
+    from assistant.memory.estimate import estimate, model_name
+    from assistant.memory.facts import resolve_model
+
+    name, _ = model_name(config)
+    try:
+        model = resolve_model(name)
+        if model is None:
+            return
+        gpu = known.get("gpu_bytes")
+        source = "log" if isinstance(gpu, int) and gpu > 0 else "assumed"
+        result = estimate(
+            config,
+            model,
+            gpu_bytes=gpu if source == "log" else None,
+            gpu_source="log" if source == "log" else None,
+            lang=lang,
+            memory_answer=known.get("areal_memory"),
+        )
+    except (BackendError, ValueError, KeyError, ZeroDivisionError):
+        return  # a layout the other checks report; nothing to estimate
+    gib = 1 << 30
+    for engine, figures in result["engines"].items():
+        if figures["fits"]:
+            continue
+        per_gpu = figures["per_gpu"]
+        term = max(per_gpu, key=lambda k: per_gpu[k])
+        ident = figures.get("memory_behaviour")
+        yield {
+            "engine": engine,
+            "backend": figures.get("backend") or "-",
+            "total_gib": f"{figures['total_bytes'] / gib:.2f}",
+            "gpu_gib": f"{result['gpu_memory_bytes'] / gib:.2f}",
+            "gpu_note": _pick(item["gpu_notes"][source], lang),
+            "term": term.removesuffix("_bytes"),
+            "term_gib": f"{per_gpu[term] / gib:.2f}",
+            "behaviour": _pick(item["behaviour"], lang).format(ident=ident) if ident else "-",
+        }
+    idents = {f.get("memory_behaviour") for f in result["engines"].values()} - {None}
+    for group in result.get("colocated") or []:  # engines that share GPUs, together
+        if group["fits"] or not all(result["engines"][n]["fits"] for n in group["engines"]):
+            continue  # an engine that does not fit alone is already said
+        parts = {"resident": group["resident_bytes"], "working": group["working_bytes"]}
+        term = max(parts, key=lambda k: parts[k])
+        ident = next(iter(sorted(idents)), None)
+        yield {
+            "engine": " + ".join(group["engines"]),
+            "backend": "colocated",
+            "total_gib": f"{group['total_bytes'] / gib:.2f}",
+            "gpu_gib": f"{result['gpu_memory_bytes'] / gib:.2f}",
+            "gpu_note": _pick(item["gpu_notes"][source], lang),
+            "term": term,
+            "term_gib": f"{parts[term] / gib:.2f}",
+            "behaviour": _pick(item["behaviour"], lang).format(ident=ident) if ident else "-",
+        }
 
 
 @checker("shared_fileroot")

@@ -52,11 +52,17 @@ def local_model_config(name: str | None) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def attention_heads(name: str | None) -> int | None:
-    """``num_attention_heads`` from a local model folder (also a VLM's text_config)."""
+def attention_heads(name: str | None, tables: bool = True) -> int | None:
+    """``num_attention_heads`` from a local model folder (also a VLM's text_config), else
+    (``tables``) from the bundled table of well-known models (knowledge/models.yaml)."""
     data = local_model_config(name)
     if data is None:
-        return None
+        if not tables:
+            return None
+        from assistant.memory.facts import table_entry
+
+        entry = table_entry(name)
+        return entry.heads if entry is not None else None
     for block in (data, data.get("text_config") or {}, data.get("llm_config") or {}):
         heads = block.get("num_attention_heads") if isinstance(block, dict) else None
         if isinstance(heads, int) and not isinstance(heads, bool) and heads > 0:

@@ -21,7 +21,7 @@ SOURCE_SHAPES = (
 CONSTRAINT_PARAMS = (
     "key", "keys", "sum", "known_floor", "dims", "when", "allowed", "low", "high",
     "include_high_for", "fraction_keys", "shared_below_fraction", "node_local_prefixes",
-    "problems",
+    "problems", "gpu_notes", "behaviour",
 )  # fmt: skip
 KNOWN_FLOORS = ("micro_batch_floor",)  # what assistant/tree/engine.py's _known_facts gives
 MODEL_KEYS = (
@@ -185,7 +185,7 @@ def inferences() -> None:
 
 def memory() -> None:
     file = "memory.yaml"
-    top = _top(file, "frames", "assumptions", "lora")
+    top = _top(file, "frames", "assumptions", "lora", "storage")
     families: set[str] = set()
     also: list[tuple[Entry, tuple[str, ...]]] = []
     for index, item in enumerate(top.get("frames", list)):
@@ -212,6 +212,64 @@ def memory() -> None:
             lora.fail(f"target '{name}' must be [input, output, attention|mlp] of {sorted(sizes)}")
     for name in lora.strings("all_linear", required=True):
         known(lora, "LoRA target", name, set(targets), "all_linear")
+    storage(Entry(file, top.get("storage", dict), "'storage'"))
+
+
+def storage(top: Entry) -> None:
+    """memory.yaml ``storage``: every figure a number or a dtype name, with a source."""
+    top.only("default", "behaviours", "engines", "offload")
+    behaviours = top.get("behaviours", dict)
+    known(top, "memory behaviour", top.get("default", str), set(behaviours), "default")
+    for ident, spec in behaviours.items():
+        entry = Entry(top.file, spec, f"storage behaviour '{ident}'").only(
+            "optimizer_dtype_default", "shown_by_config_keys", "en", "zh", "other_en", "other_zh"
+        )
+        for key in ("en", "zh", "other_en", "other_zh"):
+            entry.get(key, str)
+        entry.strings("shown_by_config_keys")
+    engines = top.get("engines", dict)
+
+    def figure(entry: Entry, value: object, where: str) -> None:
+        ok = value in ("dtype", "optimizer_dtype") or (
+            isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+        )
+        if not ok:
+            entry.fail(f"{where}: a figure is bytes per parameter, 'dtype' or 'optimizer_dtype'")
+
+    for name, spec in engines.items():
+        if not isinstance(spec, dict):
+            top.fail(f"engine '{name}' must be a mapping")
+        if "same_as" in spec:
+            known(top, "engine", spec["same_as"], set(engines), f"engines.{name}.same_as")
+            continue
+        for ident, version in spec.items():
+            entry = Entry(top.file, version, f"storage engine '{name}' '{ident}'")
+            known(entry, "memory behaviour", ident, set(behaviours), "behaviour")
+            if "same_as" in version:
+                known(entry, "behaviour", version["same_as"], set(spec), "same_as")
+                continue
+            entry.only("weights", "gradients", "master", "optimizers")
+            for term in ("weights", "gradients", "master"):
+                item = Entry(top.file, entry.get(term, dict), f"'{name}.{ident}.{term}'")
+                item.only("bytes", "source")
+                item.get("source", str)
+                figure(item, item.data.get("bytes"), "bytes")
+            for opt, chosen in entry.get("optimizers", dict).items():
+                item = Entry(top.file, chosen, f"'{name}.{ident}.optimizers.{opt}'")
+                item.only("states", "source")
+                item.get("source", str)
+                for state, value in item.get("states", dict).items():
+                    figure(item, value, f"states.{state}")
+    for index, item in enumerate(top.get("offload", list)):
+        entry = Entry(top.file, item, f"storage offload #{index + 1}").only(
+            "key", "backends", "moves", "source"
+        )
+        entry.get("key", str)
+        entry.get("source", str)
+        entry.strings("backends", required=True)
+        for term in entry.strings("moves", required=True):
+            if term not in ("weights", "gradients", "optimizer_states"):
+                entry.fail(f"moves: unknown term '{term}'")
 
 
 def models() -> None:

@@ -27,6 +27,7 @@ SETTINGS = {
     "alloc_conf": dict,
     "custom_allocator_keys": list,
     "usual_values": dict,
+    "fit_escalation": list,
 }
 
 

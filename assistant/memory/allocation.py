@@ -20,7 +20,13 @@ from assistant.i18n import message
 from assistant.knowledge import load_yaml
 from assistant.memory import formulas
 from assistant.memory.facts import ModelFacts
-from assistant.memory.setup import ServerSetup, TrainSetup, server_setup, train_setup
+from assistant.memory.setup import (
+    ServerSetup,
+    TrainSetup,
+    number,
+    server_setup,
+    train_setup,
+)
 from assistant.memory.sizes import printed_tolerance
 
 if TYPE_CHECKING:
@@ -28,7 +34,9 @@ if TYPE_CHECKING:
     from assistant.models import LogReport
 
 FRAME_LINE = re.compile(r'File "|^\s*at |\bin [\w<>]+\s*$|^\s*\w[\w.]*\(')
-FP32_HINT = re.compile(r"float\(\)|log_softmax|logprob|entropy|cross_entropy|vocab_parallel")
+FP32_HINT = re.compile(
+    r"float\(\)|log_softmax|logprob|entropy|cross_entropy|vocab_parallel|softcap"
+)
 
 
 @dataclass
@@ -114,6 +122,17 @@ def _logits_formula(tokens: int, m: ModelFacts, tp: int, width: int, lang: str) 
     )
 
 
+def _round_count(request: int, unit: int, tolerance: int) -> int:
+    """The count of ``unit``-byte rows a printed request stands for: of the counts its
+    rounding admits, the one with the largest power of two in it (token budgets and
+    chunk sizes are set in round numbers: 8192, not the 8189 that 7.81 GiB solves to)."""
+    low = max(1, -(-(request - tolerance) // unit))
+    high = (request + tolerance) // unit
+    if high < low or high - low > 4096:
+        return round(request / unit)
+    return max(range(low, high + 1), key=lambda n: ((n & -n), -abs(n * unit - request)))
+
+
 def logits_candidates(
     request: int,
     m: ModelFacts,
@@ -147,7 +166,7 @@ def logits_candidates(
         return
     tp, width = tps[0], widths[0]
     vocab = m.vocab_size // tp
-    tokens = round(request / (vocab * width))
+    tokens = _round_count(request, vocab * width, tolerance)
     if tokens < 1:
         return
     note = ""
@@ -170,6 +189,148 @@ def logits_candidates(
         },
         note=note,
     )
+
+
+def _server_prefill_tokens(
+    config: ExperimentConfig | None, server: ServerSetup | None
+) -> list[int]:
+    """Token counts one prefill forward of the server may carry: what the config sets
+    (SGLang chunked_prefill_size / max_prefill_tokens, vLLM max_num_batched_tokens),
+    then the servers' own default chunk (memory.yaml server_prefill_tokens)."""
+    keys = (
+        ("sglang.chunked_prefill_size", "sglang.max_prefill_tokens")
+        if server is None or server.server == "sglang"
+        else ("vllm.max_num_batched_tokens",)
+    )
+    found = [int(v) for v in (number(config, k) for k in keys) if v and v > 0]
+    found.append(int(_settings()["server_prefill_tokens"]))
+    return list(dict.fromkeys(found))
+
+
+def _settings() -> dict[str, Any]:
+    from assistant.memory.estimate import settings
+
+    return settings()
+
+
+def server_logits_candidates(
+    request: int,
+    m: ModelFacts,
+    config: ExperimentConfig | None,
+    server: ServerSetup | None,
+    tolerance: int,
+    solve: bool,
+    lang: str = "en",
+) -> Iterator[Candidate]:
+    """Logits in the inference server: SGLang's logits processor returns them as float
+    (srt/layers/logits_processor.py), vLLM's sampler casts them to float32
+    (v1/sample/sampler.py): tokens of one prefill chunk, or the sequences of the
+    sampler's warm-up batch, x the vocabulary x 4 bytes; the vocabulary is split over
+    the server's tensor-parallel ranks only before the all-gather, so it counts whole."""
+    what = message("memory.alloc.server_logits", lang)
+    for tokens in _server_prefill_tokens(config, server):
+        for width in (4, 2):
+            size = formulas.logits_bytes(tokens, m.vocab_size, width)
+            if _close(size, request, tolerance):
+                yield Candidate(
+                    "logits",
+                    size,
+                    message(
+                        "memory.alloc.logits",
+                        lang,
+                        tokens=tokens,
+                        vocab=m.vocab_size,
+                        shard="",
+                        width=width,
+                        what=what,
+                    ),
+                    {
+                        "tokens": tokens,
+                        "vocab_size": m.vocab_size,
+                        "bytes_per_value": width,
+                        "where": "inference_server",
+                    },
+                    exact=True,
+                    note=message("memory.alloc.prefill_chunk", lang, tokens=tokens),
+                )
+    configured = number(config, "vllm.max_num_seqs") or number(config, "sglang.cuda_graph_max_bs")
+    warmups = [int(configured)] if configured else []
+    warmups += [int(_settings()[k]) for k in ("sampler_warmup_seqs", "sampler_warmup_seqs_large")]
+    for seqs in dict.fromkeys(warmups):
+        size = formulas.logits_bytes(seqs, m.vocab_size, 4)
+        if not _close(size, request, tolerance):
+            continue
+        yield Candidate(
+            "logits",
+            size,
+            message("memory.alloc.sampler_warmup", lang, seqs=seqs, vocab=m.vocab_size),
+            {
+                "tokens": seqs,
+                "vocab_size": m.vocab_size,
+                "bytes_per_value": 4,
+                "where": "sampler_warmup",
+            },
+            exact=True,
+        )
+    if not solve:
+        return
+    tokens = _round_count(request, m.vocab_size * 4, tolerance)
+    if tokens < 1:
+        return
+    yield Candidate(
+        "logits",
+        tokens * m.vocab_size * 4,
+        message(
+            "memory.alloc.logits",
+            lang,
+            tokens=tokens,
+            vocab=m.vocab_size,
+            shard="",
+            width=4,
+            what=what,
+        ),
+        {
+            "tokens": tokens,
+            "vocab_size": m.vocab_size,
+            "bytes_per_value": 4,
+            "where": "inference_server",
+        },
+        note=message("memory.alloc.server_tokens", lang),
+    )
+
+
+def cuda_graph_candidates(
+    request: int,
+    m: ModelFacts,
+    config: ExperimentConfig | None,
+    tolerance: int,
+    lang: str = "en",
+) -> Iterator[Candidate]:
+    """A CUDA-graph capture keeps the outputs of the captured batch in the graph's own
+    memory pool: the logits of the largest batch size, bs x vocabulary x 4 bytes
+    (SGLang cuda_graph_runner.py captures up to cuda_graph_max_bs; vLLM up to
+    max_num_seqs), or its hidden states, bs x hidden x 2 bytes."""
+    top = int(
+        number(config, "sglang.cuda_graph_max_bs")
+        or number(config, "vllm.max_num_seqs")
+        or _settings()["sampler_warmup_seqs"]
+    )
+    for bs in sorted({top, *(2**k for k in range(0, 11))}, reverse=True):
+        for width, per_value, what in (
+            (m.vocab_size, 4, message("memory.alloc.graph_logits", lang)),
+            (m.hidden_size, 2, message("memory.alloc.graph_hidden", lang)),
+        ):
+            size = bs * width * per_value
+            if _close(size, request, tolerance):
+                yield Candidate(
+                    "cuda_graph_pool",
+                    size,
+                    message(
+                        "memory.alloc.graph", lang, bs=bs, width=width, bytes=per_value, what=what
+                    ),
+                    {"batch_size": bs, "width": width, "bytes_per_value": per_value},
+                    exact=True,
+                )
 
 
 def kv_candidates(
@@ -267,8 +428,13 @@ def parameter_candidates(
     p = train.dtype_bytes
     widths: tuple[int, ...]
     shards: tuple[int, ...]
+    expected: float | None = None  # an Adam moment's bytes by the behaviour assumed
     if family == "optimizer_state":
+        states = train.per_param().states
+        expected = states.get("exp_avg")
         widths = (4,) if train.kind == "megatron" else (p, 4)
+        if expected is not None and expected in widths:  # the assumed width first
+            widths = (int(expected), *(w for w in widths if w != expected))
         shards = (train.optimizer_shard,)
         label = message("memory.alloc.adam_moment", lang)
     elif family == "gradients":
@@ -316,6 +482,7 @@ def parameter_candidates(
                             "bytes_per_value": width,
                         },
                         exact=True,
+                        note=_moment_note(train, expected, width, lang),
                     )
     if family in ("weights", "gradients"):
         for width in widths:
@@ -330,6 +497,17 @@ def parameter_candidates(
                     {"parameters": m.layer_params, "bytes_per_value": width},
                     exact=True,
                 )
+
+
+def _moment_note(train: TrainSetup, expected: float | None, width: int, lang: str) -> str:
+    """An Adam moment of another width than the behaviour assumed says which AReaL ran:
+    bf16 moments under a bf16 actor.dtype and adam are the 2026-05 code's."""
+    if expected is None or width == expected:
+        return ""
+    ident = train.behaviour.id if train.behaviour is not None else ""
+    return message(
+        "memory.alloc.other_behaviour", lang, width=width, expected=expected, behaviour=ident
+    )
 
 
 def activation_candidates(
@@ -375,6 +553,7 @@ def explain(
     config: ExperimentConfig | None,
     model: ModelFacts | None,
     lang: str = "en",
+    memory_behaviour: str | None = None,
 ) -> dict[str, Any] | None:
     """The contract's ``allocation`` object, or None when nothing fits the request; its
     formula and note are sentences in ``lang``."""
@@ -386,7 +565,7 @@ def explain(
     tolerance = printed_tolerance(failure, request)
     hint = frame_hint(report)
     engine = "actor"
-    train = train_setup(config, engine)
+    train = train_setup(config, engine, memory_behaviour)
     server = server_setup(config)
     if hint.family is not None:
         families, solve = [hint.family], True
@@ -397,9 +576,31 @@ def explain(
     else:
         families, solve = ["logits", "activations"], False
     for family in families:
-        found = _candidates(family, request, model, train, server, tolerance, hint, solve, lang)
+        found = _candidates(
+            family,
+            request,
+            model,
+            train,
+            server,
+            tolerance,
+            hint,
+            solve,
+            lang,
+            config,
+            report.phase,
+        )
         for candidate in found:
-            return _as_dict(candidate, request, tolerance, hint, model)
+            out = _as_dict(candidate, request, tolerance, hint, model)
+            # held to the estimate of a forward/backward (the micro-batch's peak)
+            forward = candidate.tensor in ("logits", "activations")
+            held = (
+                held_against_log(report, config, model, lang, memory_behaviour) if forward else None
+            )
+            if held is not None:
+                out["arithmetic_check"] = held
+                if not held["explains"]:  # said where the allocation is read
+                    out["note"] = "; ".join(t for t in (out.get("note"), held["note"]) if t)
+            return out
     return None
 
 
@@ -413,7 +614,13 @@ def _candidates(
     hint: FrameHint,
     solve: bool,
     lang: str,
+    config: ExperimentConfig | None = None,
+    phase: str = "",
 ) -> Iterator[Candidate]:
+    if family == "server_logits" or (family == "logits" and phase == "generation"):
+        return server_logits_candidates(request, m, config, server, tolerance, solve, lang)
+    if family == "cuda_graph_pool":
+        return cuda_graph_candidates(request, m, config, tolerance, lang)
     if family == "logits":
         return logits_candidates(request, m, train, tolerance, hint.line, solve, lang)
     if family == "kv_cache":
@@ -423,6 +630,37 @@ def _candidates(
     if family in ("optimizer_state", "gradients", "weights", "weight_update_buffer"):
         return parameter_candidates(request, m, train, tolerance, family, lang)
     return iter(())
+
+
+def held_against_log(
+    report: LogReport,
+    config: ExperimentConfig | None,
+    model: ModelFacts,
+    lang: str = "en",
+    memory_behaviour: str | None = None,
+) -> dict[str, Any] | None:
+    """What PyTorch had allocated when a training rank failed, against the estimate of
+    that rank at its configured micro-batch (resident memory, one micro-batch's
+    activations and logits). More than the estimate plus its stated uncertainty
+    (memory.yaml arithmetic_uncertainty): the arithmetic does not explain the crash."""
+    from assistant.memory.fit import arithmetic_versus_log
+
+    if report.phase != "training" or config is None:
+        return None
+    found = arithmetic_versus_log(config, model, dict(report.metrics), memory_behaviour)
+    if found is None:
+        return None
+    figures = {
+        "allocated": found["allocated_gib"],
+        "predicted": found["predicted_gib"],
+        "share": round(found["uncertainty"] * 100),
+        "tokens": found["tokens"],
+    }
+    if found["explains"]:
+        found["note"] = message("memory.alloc.explained", lang, **figures)
+    else:
+        found["note"] = message("memory.alloc.not_explained", lang, **figures)
+    return found
 
 
 def _as_dict(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from assistant.errors import UserError
 from assistant.i18n import message
 from assistant.knowledge import load_yaml
-from assistant.memory import formulas
+from assistant.memory import formulas, storage
 from assistant.memory.facts import ModelFacts
 from assistant.memory.setup import ServerSetup, TrainSetup, number, server_setup, train_setup
 from assistant.memory.sizes import gib
@@ -68,29 +68,51 @@ def micro_batch_tokens(config: ExperimentConfig | None, setup: TrainSetup, notes
 
 
 def training_engine(
-    config: ExperimentConfig | None, m: ModelFacts, engine: str, gpu: int, notes: Notes
+    config: ExperimentConfig | None,
+    m: ModelFacts,
+    engine: str,
+    gpu: int,
+    notes: Notes,
+    memory_answer: Any = None,
 ) -> dict[str, Any]:
-    setup = train_setup(config, engine)
+    setup = train_setup(config, engine, memory_answer)
     if setup.backend is None:
         notes.add(message("memory.no_backend", notes.lang, engine=engine))
     if config is None or config.source(f"{engine}.dtype") != "config":
         dtype = settings()["dtype"]
         notes.add(message("memory.default_assumed", notes.lang, key=f"{engine}.dtype", value=dtype))
     tokens = micro_batch_tokens(config, setup, notes)
-    per_param = formulas.train_bytes_per_param(
-        setup.kind, setup.optimizer or "adam", setup.dtype_bytes
-    )
+    per_param = setup.per_param()
+    training = setup.optimizer is not None
+    if training:
+        note_behaviour(setup, notes)
     params = m.params
     trainable = params
-    adapters = lora_adapters(config, m, engine, notes) if setup.optimizer is not None else None
-    weights = int(params * per_param["weights"]) // setup.shard
+    adapters = lora_adapters(config, m, engine, notes) if training else None
+    weights = int(params * per_param.weights) // setup.shard
     if adapters is not None:  # frozen base weights in the compute dtype, adapters trained
         trainable = adapters
-        weights = (params * setup.dtype_bytes + int(adapters * per_param["weights"])) // setup.shard
+        weights = (params * setup.dtype_bytes + int(adapters * per_param.weights)) // setup.shard
     grads = states = 0
-    if setup.optimizer is not None:
-        grads = int(trainable * per_param["gradients"]) // setup.shard
-        states = int(trainable * per_param["optimizer_states"]) // setup.optimizer_shard
+    if training:
+        grads = int(trainable * per_param.gradients) // setup.shard
+        state_bpp = per_param.master + per_param.optimizer_states
+        states = int(trainable * state_bpp) // setup.optimizer_shard
+    moved = storage.offloaded(config, engine, setup.kind) if training else {}
+    for term, key in moved.items():
+        notes.add(message("memory.offloaded", notes.lang, term=term, key=key))
+    if "weights" in moved:
+        weights = 0
+    if "gradients" in moved:
+        grads = 0
+    if "optimizer_states" in moved:
+        states = 0
+        if config is not None and config.get(f"{engine}.fsdp.per_layer_optim_step") is True:
+            # the per-layer step streams one layer's states in (and the prefetched ones)
+            prefetch = number(config, f"{engine}.fsdp.optim_step_prefetch_layers") or 1
+            layer_share = trainable * m.layer_params // max(params, 1)
+            state_bpp = per_param.master + per_param.optimizer_states
+            states = int(layer_share * state_bpp * (1 + prefetch)) // setup.optimizer_shard
     tp = setup.dim("t")
     cp = setup.dim("c")
     act = {
@@ -99,7 +121,6 @@ def training_engine(
         )
         for flag in (False, True)
     }
-    training = setup.optimizer is not None
     activations = (
         act[setup.checkpointing]
         if training
@@ -142,13 +163,55 @@ def training_engine(
         "gradient_checkpointing": setup.checkpointing,
         "optimizer": setup.optimizer,
         "dtype_bytes": setup.dtype_bytes,
+        "memory_behaviour": per_param.behaviour,
+        "bytes_per_param": per_param.as_dict(),
+        "largest_term": max(per_gpu, key=lambda k: per_gpu[k]),
     }
+    if moved:
+        out["offloaded"] = moved
     if adapters is not None:
         out["lora_trainable_params"] = adapters
     if training:
         out["activations_without_checkpointing_bytes"] = act[False]
         out["activations_with_checkpointing_bytes"] = act[True]
     return out
+
+
+def note_behaviour(setup: TrainSetup, notes: Notes) -> None:
+    """Say which version of AReaL's memory behaviour the figures assume, the bytes per
+    parameter that gives, and what the other version would say."""
+    per = setup.per_param()
+    assumed, other = storage.behaviour_text(per.behaviour, notes.lang)
+    chosen = setup.behaviour.chosen_by if setup.behaviour is not None else "default"
+    notes.add(
+        message(
+            "memory.behaviour",
+            notes.lang,
+            engine=setup.engine,
+            backend=setup.kind,
+            behaviour=per.behaviour,
+            assumed=assumed,
+            chosen=_chosen_by(chosen, notes.lang),
+            weights=_bpp(per.weights),
+            gradients=_bpp(per.gradients),
+            master=_bpp(per.master),
+            states=_bpp(per.optimizer_states),
+            optimizer=setup.optimizer or "adam",
+            other=other,
+        )
+    )
+
+
+def _chosen_by(chosen: str, lang: str) -> str:
+    if chosen == "answer":
+        return message("memory.behaviour_by_answer", lang)
+    if chosen == "config":
+        return message("memory.behaviour_by_config", lang)
+    return message("memory.behaviour_by_default", lang)
+
+
+def _bpp(value: float) -> str:
+    return f"{value:g}"
 
 
 def lora_adapters(
@@ -296,6 +359,7 @@ def estimate(
     gpu_bytes: int | None = None,
     gpu_source: GpuSource | None = None,
     lang: str = "en",
+    memory_answer: Any = None,
 ) -> dict[str, Any]:
     from assistant.config.engines import all_layouts
 
@@ -323,7 +387,9 @@ def estimate(
     layouts = {layout.engine: layout for layout in all_layouts(config)}
     for engine in TRAINING_ENGINES:
         if engine in layouts and (engine == "actor" or isinstance(config.get(engine), dict)):
-            engines[engine] = training_engine(config, model, engine, gpu_bytes, notes)
+            engines[engine] = training_engine(
+                config, model, engine, gpu_bytes, notes, memory_answer
+            )
     server = server_setup(config)
     if server is not None:
         engines["rollout"] = rollout_engine(config, model, server, gpu_bytes, notes)

@@ -41,8 +41,55 @@ def usable_gpu_bytes(metrics: dict[str, Any]) -> int | None:
     return int(total) - outside
 
 
+PYTORCH_TERMS = (
+    "weights_bytes",
+    "gradients_bytes",
+    "optimizer_states_bytes",
+    "activations_bytes",
+    "logits_bytes",
+    "gathered_layers_bytes",
+)
+
+
+def arithmetic_versus_log(
+    config: ExperimentConfig | None,
+    model: ModelFacts,
+    metrics: dict[str, Any],
+    memory_answer: Any = None,
+) -> dict[str, Any] | None:
+    """The log's "allocated by PyTorch" plus the failed request, against what the
+    estimate puts in PyTorch's allocator on one training rank at the configured
+    micro-batch. ``explains`` is False when the log shows more than the estimate and
+    its uncertainty allow: a leak, another tenant of the process, or a sample longer
+    than the config says. None when the log or the config lacks a figure."""
+    allocated = metrics.get("allocated_by_pytorch_bytes")
+    request = metrics.get("tried_to_allocate_bytes") or 0
+    setup = train_setup(config, "actor")
+    if not isinstance(allocated, int | float) or allocated <= 0 or not setup.tokens_per_mb:
+        return None
+    gpu = usable_gpu_bytes(metrics) or 0
+    engine = training_engine(config, model, "actor", gpu, Notes(), memory_answer)
+    predicted = sum(int(engine["per_gpu"].get(k, 0)) for k in PYTORCH_TERMS)
+    uncertainty = float(settings()["arithmetic_uncertainty"])
+    observed = int(allocated) + int(request if isinstance(request, int | float) else 0)
+    return {
+        "allocated_bytes": int(allocated),
+        "requested_bytes": int(request) if isinstance(request, int | float) else 0,
+        "predicted_bytes": predicted,
+        "allocated_gib": gib(observed),
+        "predicted_gib": gib(predicted),
+        "uncertainty": uncertainty,
+        "tokens": setup.tokens_per_mb,
+        "explains": observed <= predicted * (1 + uncertainty),
+    }
+
+
 def micro_batch_fit(
-    config: ExperimentConfig | None, model: ModelFacts, metrics: dict[str, Any], floor: int | None
+    config: ExperimentConfig | None,
+    model: ModelFacts,
+    metrics: dict[str, Any],
+    floor: int | None,
+    memory_answer: Any = None,
 ) -> dict[str, Any]:
     setup = train_setup(config, "actor")
     current = setup.tokens_per_mb
@@ -57,7 +104,7 @@ def micro_batch_fit(
         out["logits_floor_gib"] = gib(formulas.logits_bytes(floor, model.vocab_size, 4, tp))
     if usable is None or not current:
         return out
-    engine = training_engine(config, model, "actor", usable, Notes())
+    engine = training_engine(config, model, "actor", usable, Notes(), memory_answer)
     per_gpu = engine["per_gpu"]
     fixed = sum(per_gpu[k] for k in per_gpu if k not in ("activations_bytes", "logits_bytes"))
     per_token = (per_gpu["activations_bytes"] + per_gpu["logits_bytes"]) / current
@@ -73,6 +120,18 @@ def micro_batch_fit(
     if floor and fit < floor:
         out["floor_does_not_fit"] = True
         out["floor_needs_gib"] = gib(fixed + per_token * floor)
+    held = arithmetic_versus_log(config, model, metrics, memory_answer)
+    if held is not None and not held["explains"]:
+        # the log shows more than the arithmetic allows: a micro-batch "that fits" by it
+        # would be advice the crash contradicts
+        out.pop("fit_tokens", None)
+        out.pop("floor_does_not_fit", None)
+        out |= {
+            "arith_not_explained": True,
+            "log_allocated_gib": held["allocated_gib"],
+            "predicted_gib": held["predicted_gib"],
+            "uncertainty_pct": round(held["uncertainty"] * 100),
+        }
     return out
 
 

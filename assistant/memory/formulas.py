@@ -41,11 +41,16 @@ def logits_peak_bytes(tokens: int, vocab: int, tp: int = 1, dtype_bytes: int = 2
 def layer_activation_values(m: ModelFacts, tp: int = 1) -> int:
     """Values one decoder layer keeps per token for its backward pass (no checkpointing).
 
-    Counted from the Hugging Face decoder layer (modeling_qwen2.py / modeling_llama.py):
-    the two RMSNorm inputs and outputs (4 x hidden), q, k, v after rotary embedding
-    and the attention output (flash attention keeps no [seq, seq] scores), and the
-    gated MLP's gate, up, act(gate) and product (4 x intermediate; MoE: the routed
-    experts' share, experts_per_token x moe_intermediate). Dropout is off in RL.
+    The count of Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+    Transformer Models" (arXiv:2205.05198, sec. 4.1: 34·s·b·h + 5·a·s²·b bytes per
+    layer for a GPT layer in 16-bit), taken to today's decoder layers: flash attention
+    keeps no a·s² scores, dropout is off in RL (no masks), attention with grouped KV
+    heads and a gated MLP. Counted from the Hugging Face decoder layer
+    (modeling_qwen2.py / modeling_llama.py): the two RMSNorm inputs and outputs
+    (4 x hidden), q, k, v after rotary embedding and the attention output (flash
+    attention keeps no [seq, seq] scores), and the gated MLP's gate, up, act(gate)
+    and product (4 x intermediate; MoE: the routed experts' share, experts_per_token x
+    moe_intermediate). Dropout is off in RL.
     """
     if m.mla:
         attn = m.heads * (m.qk_nope_head_dim + m.qk_rope_head_dim) * 2 + m.heads * m.v_head_dim
@@ -60,6 +65,23 @@ def layer_activation_values(m: ModelFacts, tp: int = 1) -> int:
     return 4 * m.hidden_size + (attn + 4 * inter) // max(tp, 1)
 
 
+def layer_activation_bytes(m: ModelFacts, tokens: int, dtype_bytes: int = 2, tp: int = 1) -> int:
+    """Bytes one decoder layer keeps for ``tokens`` tokens: ``layer_activation_values`` in
+    the compute dtype, plus what is kept in float32 whatever the compute dtype:
+
+    - Hugging Face's RMSNorm (LlamaRMSNorm, Qwen2RMSNorm, Gemma's) casts its input to
+      float32 and autograd keeps that copy for pow/mul's backward: 4 x hidden bytes per
+      norm and token when the model computes in 16 bits;
+    - flash attention's log-sum-exp (softmax_lse), heads x 4 bytes per token.
+    benchmarks/validate_memory_torch.py holds this count to what autograd saves.
+    """
+    per_token = layer_activation_values(m, tp) * dtype_bytes
+    if dtype_bytes < 4:
+        per_token += m.norms_per_layer * m.hidden_size * 4
+    per_token += m.heads // max(tp, 1) * 4
+    return per_token * tokens
+
+
 def activation_bytes(
     m: ModelFacts,
     tokens: int,
@@ -71,14 +93,14 @@ def activation_bytes(
 ) -> int:
     """Activations of one micro-batch on one GPU.
 
-    Without checkpointing every layer keeps ``layer_activation_values`` per token.
+    Without checkpointing every layer keeps ``layer_activation_bytes``.
     With it (transformers' gradient_checkpointing_enable, one checkpoint per decoder
     layer) each layer keeps only its input (hidden values per token) and one layer's
     full set exists at a time while it is recomputed. Context parallelism (Ulysses,
     ``c``) splits the tokens over its ranks.
     """
     local = -(-tokens // max(cp, 1))
-    per_layer = layer_activation_values(m, tp) * local * dtype_bytes
+    per_layer = layer_activation_bytes(m, local, dtype_bytes, tp)
     if not checkpointing:
         return m.layers * per_layer
     return m.layers * m.hidden_size * local * dtype_bytes + per_layer
@@ -86,35 +108,9 @@ def activation_bytes(
 
 # --- training: weights, gradients, optimizer states -------------------------------------
 
-# Bytes per parameter, by engine and optimizer, before sharding.
-#  fsdp / archon: areal/engine/fsdp_engine.py builds the model in actor.dtype and FSDP2
-#    (fsdp_utils/parallel.py: MixedPrecisionPolicy(param_dtype=dtype)) keeps the sharded
-#    parameters and their gradients in that dtype; torch.optim.AdamW's _init_group
-#    creates exp_avg / exp_avg_sq lazily at the first step() with zeros_like(param), so
-#    in the parameter's dtype; adam_bf16 (fsdp_utils/optimizer.py AnyPrecisionAdamW)
-#    keeps bf16 momentum, variance and a bf16 Kahan compensation buffer; SGD keeps none.
-#  megatron: bf16 parameters, float32 gradient buffers (DistributedDataParallelConfig
-#    grad_reduce_in_fp32 = True in areal/api/cli_args.py) and the distributed optimizer's
-#    float32 master weights plus two float32 Adam moments, sharded over data parallel
-#    ranks (adam_bf16: precision-aware optimizer with bf16 moments).
-
-
-def train_bytes_per_param(engine: str, optimizer: str, dtype_bytes: int) -> dict[str, float]:
-    """{"weights", "gradients", "optimizer_states"} bytes per parameter (unsharded)."""
-    optimizer = (optimizer or "adam").lower()
-    if engine == "megatron":
-        states = {"adam": 12.0, "adam_bf16": 8.0, "sgd": 4.0}.get(optimizer, 12.0)
-        return {"weights": float(dtype_bytes), "gradients": 4.0, "optimizer_states": states}
-    states = {
-        "adam": 2.0 * dtype_bytes,
-        "adam_bf16": 6.0,
-        "sgd": 0.0,
-    }.get(optimizer, 2.0 * dtype_bytes)
-    return {
-        "weights": float(dtype_bytes),
-        "gradients": float(dtype_bytes),
-        "optimizer_states": states,
-    }
+# Bytes per parameter of weights, gradients, master copies and optimizer states are
+# data (knowledge/memory.yaml ``storage``, each figure with its source), read by
+# assistant/memory/storage.py.
 
 
 def lora_params(m: ModelFacts, rank: int, targets: list[str], shapes: dict[str, Any]) -> int:

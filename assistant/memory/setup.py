@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.config.numbers import usable_number
 from assistant.memory.facts import dtype_bytes
+from assistant.memory.storage import Behaviour, PerParam, behaviour, bytes_per_param
 
 if TYPE_CHECKING:
     from assistant.config.backend import Backend
@@ -23,6 +24,15 @@ class TrainSetup:
     checkpointing: bool
     weight_chunk_bytes: int | None = None
     notes: list[str] = field(default_factory=list)
+    dtype: str | None = None  # <engine>.dtype as the config gives it
+    optimizer_dtype: str | None = None  # <engine>.optimizer_dtype as the config gives it
+    behaviour: Behaviour | None = None  # the version of AReaL's memory behaviour assumed
+    lora: bool = False
+
+    def per_param(self) -> PerParam:
+        """Bytes per parameter of each term (knowledge/memory.yaml ``storage``)."""
+        ident = self.behaviour.id if self.behaviour is not None else None
+        return bytes_per_param(self.kind, self.optimizer, self.dtype, self.optimizer_dtype, ident)
 
     @property
     def kind(self) -> str:
@@ -46,6 +56,8 @@ class TrainSetup:
         if self.backend is None:
             return 1
         if self.kind == "megatron":  # distributed optimizer: also over data parallel ranks
+            if self.lora:  # AReaL turns the distributed optimizer off with LoRA
+                return self.dim("t") * self.dim("p")
             return self.dim("t") * self.dim("p") * self.dim("d")
         return self.backend.gpus
 
@@ -56,13 +68,18 @@ def number(config: ExperimentConfig | None, key: str) -> float | None:
     return usable_number(config.get(key))
 
 
-def train_setup(config: ExperimentConfig | None, engine: str = "actor") -> TrainSetup:
+def train_setup(
+    config: ExperimentConfig | None, engine: str = "actor", memory_answer: Any = None
+) -> TrainSetup:
+    """The numbers of one training engine; ``memory_answer`` is the user's answer to
+    areal_memory (which version of AReaL's memory behaviour), if any."""
     from assistant.config.engines import engine_layout
 
     layout = engine_layout(config, engine) if config is not None else None
     get: Any = config.get if config is not None else (lambda _key: None)
     tokens = number(config, f"{engine}.mb_spec.max_tokens_per_mb")
     dtype = get(f"{engine}.dtype") or get("actor.dtype")
+    optimizer_dtype = get(f"{engine}.optimizer_dtype")
     optimizer = get(f"{engine}.optimizer.type")
     if engine == "actor" and not optimizer:
         optimizer = "adam"
@@ -78,6 +95,10 @@ def train_setup(config: ExperimentConfig | None, engine: str = "actor") -> Train
         optimizer=str(optimizer or "adam") if has_optimizer else None,
         checkpointing=get(f"{engine}.gradient_checkpointing") is True,
         weight_chunk_bytes=int(chunk * (1 << 20)) if chunk else None,
+        dtype=str(dtype) if isinstance(dtype, str) else None,
+        optimizer_dtype=str(optimizer_dtype) if isinstance(optimizer_dtype, str) else None,
+        behaviour=behaviour(config, engine, memory_answer),
+        lora=get(f"{engine}.use_lora") is True,
     )
 
 

@@ -246,6 +246,11 @@ def _known_facts(ctx: Context) -> dict[str, Any]:
     known: dict[str, Any] = {"attention_heads": heads} if isinstance(heads, int) else {}
     if "shared_fileroot" in ctx.book.given:
         known["shared_fileroot"] = ctx.book.given["shared_fileroot"][0]
+    if "areal_memory" in ctx.book.given:  # which AReaL memory behaviour the estimate assumes
+        known["areal_memory"] = ctx.book.given["areal_memory"][0]
+    total = ctx.report.metrics.get("total_capacity_bytes")
+    if isinstance(total, int | float) and total > 0:  # the estimate on the log's GPU
+        known["gpu_bytes"] = int(total)
     if ctx.has_config:
         from assistant.tree.values import micro_batch_floor_value
 
@@ -348,8 +353,8 @@ def _run_steps(ctx: Context, spec: Mapping[str, Any]) -> StepResult:
     total = StepResult(vars=ctx.text_vars())
     for step in spec.get("patch") or []:
         name = step.get("fn") or step.get("vars")
-        if name is not None:
-            part = _call(name, ctx, step)
+        if name is not None:  # a function may check the changes so far (memory_fit_check)
+            part = _call(name, ctx, {**step, "patch_so_far": dict(total.patch)})
         elif "env" in step:
             part = StepResult(env={step["env"]: str(step["value"])})
         else:

@@ -12,6 +12,8 @@ from typing import Any
 from assistant.tree.context import Context
 from assistant.tree.values import StepResult, micro_batch_floor_value, value_fn
 
+GIB = 1 << 30
+
 
 def _model(ctx: Context) -> Any:
     from assistant.memory.facts import model_for
@@ -46,6 +48,10 @@ def _gpu_bytes(ctx: Context) -> int:
         "floor_needs_gib",
         "floor_blocked",
         "fit_ok",
+        "arith_not_explained",
+        "log_allocated_gib",
+        "predicted_gib",
+        "uncertainty_pct",
     ),
 )
 def memory_micro_batch(ctx: Context, step: Mapping[str, Any]) -> StepResult:
@@ -55,7 +61,8 @@ def memory_micro_batch(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     from assistant.memory.fit import micro_batch_fit
 
     floor, _ = micro_batch_floor_value(ctx)
-    found = micro_batch_fit(ctx.config, model, dict(ctx.report.metrics), floor)
+    answer = ctx.book.given.get("areal_memory", (None,))[0]
+    found = micro_batch_fit(ctx.config, model, dict(ctx.report.metrics), floor, answer)
     if found.get("floor_does_not_fit"):
         found["floor_blocked"] = True
     elif "fit_tokens" in found:
@@ -84,3 +91,150 @@ def memory_kv_concurrency(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     from assistant.memory.fit import kv_concurrency
 
     return StepResult(vars=kv_concurrency(ctx.config, model, _gpu_bytes(ctx)))
+
+
+# --- advice checked against the arithmetic ----------------------------------------------
+
+FIT_VARS = (
+    "fit_gpu_gib",
+    "fit_total_gib",
+    "fit_term",
+    "fit_ok_after",
+    "fit_added",
+    "fit_after_gib",
+    "no_fit_within",
+    "fit_tried",
+    "fit_best_gib",
+    "gpus_now",
+    "gpus_needed",
+    "backend_needed",
+    "arith_not_explained",
+    "log_allocated_gib",
+    "predicted_gib",
+    "uncertainty_pct",
+    "mb_tokens",
+)
+
+
+def _fit_gpu(ctx: Context) -> int:
+    from assistant.memory.fit import usable_gpu_bytes
+
+    return usable_gpu_bytes(dict(ctx.report.metrics)) or _gpu_bytes(ctx)
+
+
+def _actor_estimate(ctx: Context, model: Any, patch: Mapping[str, Any], gpu: int) -> Any:
+    from assistant.memory.estimate import Notes, training_engine
+
+    answer = ctx.book.given.get("areal_memory", (None,))[0]
+    patched = ctx.config.with_patch(dict(patch)) if patch else ctx.config
+    return training_engine(patched, model, "actor", gpu, Notes(ctx.lang), answer)
+
+
+def _fix_patch(ctx: Context, fix_id: str) -> dict[str, Any]:
+    """The changes another fix of tree.yaml would make to this config (its precondition
+    and guards hold, its value functions apply), without asking anything."""
+    from assistant.tree.conditions import holds, same
+    from assistant.tree.engine import tree
+    from assistant.tree.values import VALUE_FUNCTIONS, NotApplicable
+
+    spec = tree()["fixes"].get(fix_id) or {}
+    patch: dict[str, Any] = {}
+    with ctx.peek():
+        if not holds(spec.get("when"), ctx.lookup):
+            return {}
+        if any(holds(g.get("when"), ctx.lookup) for g in spec.get("unless") or []):
+            return {}
+        for step in spec.get("patch") or []:
+            if "vars" in step or "env" in step or step.get("fn") == "memory_fit_check":
+                continue
+            if "fn" in step:
+                try:
+                    patch.update(VALUE_FUNCTIONS[step["fn"]](ctx, step).patch)
+                except NotApplicable:
+                    return {}
+            else:
+                patch[step["key"]] = step["value"]
+    written = {ctx.config.write_key(k): v for k, v in patch.items()}
+    return {k: v for k, v in written.items() if not same(ctx.config.get(k), v)}
+
+
+def _gib(value: float) -> float:
+    return round(value / GIB, 2)
+
+
+@value_fn("memory_fit_check", vars=FIT_VARS)
+def memory_fit_check(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+    """The config as this fix patches it, held to the estimate on the failing GPU.
+
+    Still too big: the next fixes of ``settings.fit_escalation`` join the patch, one by
+    one, until the estimate fits; when none of them is enough, the patch stays as it was
+    and the texts say that no change within these GPUs fits, and how many would.
+    """
+    model = _model(ctx)
+    patch = dict(step.get("patch_so_far") or {})
+    if model is None or not ctx.has_config or not patch:
+        return StepResult()
+    from assistant.config.engines import engine_layout, rewrite_backend
+    from assistant.memory.fit import arithmetic_versus_log
+
+    gpu = _fit_gpu(ctx)
+    alone = _actor_estimate(ctx, model, patch, gpu)
+    found: dict[str, Any] = {
+        "fit_gpu_gib": _gib(gpu),
+        "fit_total_gib": _gib(alone["total_bytes"]),
+        "fit_term": str(alone["largest_term"]).removesuffix("_bytes"),
+    }
+    answer = ctx.book.given.get("areal_memory", (None,))[0]
+    held = arithmetic_versus_log(ctx.config, model, dict(ctx.report.metrics), answer)
+    if held is not None and not held["explains"] and ctx.report.phase == "training":
+        found |= {
+            "arith_not_explained": True,
+            "log_allocated_gib": held["allocated_gib"],
+            "predicted_gib": held["predicted_gib"],
+            "uncertainty_pct": round(held["uncertainty"] * 100),
+            "mb_tokens": held["tokens"],
+        }
+    if alone["total_bytes"] <= gpu:
+        return StepResult(vars=found | {"fit_ok_after": True})
+    added: dict[str, Any] = {}
+    names: list[str] = []
+    best = alone
+    for fix_id in ctx.settings.get("fit_escalation") or []:
+        extra = {k: v for k, v in _fix_patch(ctx, fix_id).items() if k not in patch}
+        if not extra or all(added.get(k) == v for k, v in extra.items()):
+            continue
+        added |= extra
+        names.append(tree_section(fix_id))
+        best = _actor_estimate(ctx, model, patch | added, gpu)
+        if best["total_bytes"] <= gpu:
+            return StepResult(
+                patch=added,
+                vars=found
+                | {
+                    "fit_added": " + ".join(f"[{n}]" for n in names),
+                    "fit_after_gib": _gib(best["total_bytes"]),
+                },
+            )
+    found |= {
+        "no_fit_within": True,
+        "fit_tried": " + ".join(f"[{n}]" for n in names) or "-",
+        "fit_best_gib": _gib(best["total_bytes"]),
+    }
+    layout = engine_layout(ctx.config, "actor")
+    if layout is None or layout.backend.hybrid:
+        return StepResult(vars=found)
+    backend = layout.backend
+    found["gpus_now"] = backend.gpus
+    for factor in (2, 4, 8, 16):
+        wider = backend.with_sizes(d=backend.size("d") * factor)
+        trial = patch | added | rewrite_backend(ctx.config, "actor", wider)
+        if _actor_estimate(ctx, model, trial, gpu)["total_bytes"] <= gpu:
+            found |= {"gpus_needed": wider.gpus, "backend_needed": wider.text()}
+            break
+    return StepResult(vars=found)
+
+
+def tree_section(fix_id: str) -> str:
+    from assistant.tree.engine import tree
+
+    return str(tree()["fixes"][fix_id]["section"])

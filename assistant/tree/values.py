@@ -10,7 +10,7 @@ recommended, without numbers.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from assistant.config.backend import Backend, BackendError
@@ -338,7 +338,11 @@ def env_patch(ctx: Context, env: Mapping[str, str]) -> dict[str, str]:
     vars=("params_b", "adam_gb", "bf16_gb", "train_gpus", "adam_per_gpu_gb", "bf16_per_gpu_gb"),
 )
 def optimizer_memory(ctx: Context, step: Mapping[str, Any]) -> StepResult:
-    """12 bytes/param with fp32 master + AdamW states, 8 with bf16 + Kahan (the guide)."""
+    """Stored weights + master copy + optimizer states per parameter, with AdamW as
+    configured and with bf16 storage + adam_bf16, from knowledge/memory.yaml ``storage``
+    (the guide: 12 and 8 bytes under FSDP)."""
+    from assistant.memory.setup import train_setup
+
     params = usable_number(ctx.lookup("derived.model_params_b"))
     if params is None and step.get("ask"):
         params = usable_number(ctx.answer("model_params_b"))
@@ -346,7 +350,14 @@ def optimizer_memory(ctx: Context, step: Mapping[str, Any]) -> StepResult:
         return StepResult()
     layout = engine_layout(ctx.config, "actor") if ctx.has_config else None
     gpus = layout.backend.gpus if layout is not None else None
-    adam, bf16 = 12 * params, 8 * params
+    setup = train_setup(ctx.config if ctx.has_config else None, "actor")
+    fp32 = replace(setup, optimizer="adam", optimizer_dtype="float32").per_param()
+    light = replace(
+        setup, optimizer="adam_bf16", dtype="bfloat16", optimizer_dtype="bfloat16"
+    ).per_param()
+    # the master copy: FSDP's stored weights, Megatron's fp32 main parameters
+    adam = ((fp32.master or fp32.weights) + fp32.optimizer_states) * params
+    bf16 = ((light.master or light.weights) + light.optimizer_states) * params
     text_vars: dict[str, Any] = {
         "params_b": params,
         "adam_gb": _round(adam),
