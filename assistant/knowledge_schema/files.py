@@ -21,7 +21,7 @@ SOURCE_SHAPES = (
 CONSTRAINT_PARAMS = (
     "key", "keys", "sum", "known_floor", "dims", "when", "allowed", "low", "high",
     "include_high_for", "fraction_keys", "shared_below_fraction", "node_local_prefixes",
-    "problems",
+    "problems", "phases", "offline_types",
 )  # fmt: skip
 KNOWN_FLOORS = ("micro_batch_floor",)  # what assistant/tree/engine.py's _known_facts gives
 MODEL_KEYS = (

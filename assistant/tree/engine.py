@@ -37,6 +37,7 @@ ENGINE_REASONS = {
     "not-first-no-patch": ("fix", "first"),
     "same-change-as": ("first",),
     "check-your-value": ("key", "default", "usual", "lower"),
+    "check-your-value-unset": ("key", "default", "usual", "lower"),
     "breaks-constraint": ("warning",),
 }
 GUIDE_NUMBER = re.compile(r"^\s*\d+\.\s*")  # "1. Optimize ..." -> "Optimize ..."
@@ -253,6 +254,7 @@ def _known_facts(ctx: Context) -> dict[str, Any]:
         "attention_heads"
     )
     known: dict[str, Any] = {"attention_heads": heads} if isinstance(heads, int) else {}
+    known["log_phase"] = ctx.report.phase  # a config that runs no engine of the log's phase
     if "shared_fileroot" in ctx.book.given:
         known["shared_fileroot"] = ctx.book.given["shared_fileroot"][0]
     if ctx.has_config:
@@ -330,7 +332,11 @@ def _split_usual(
     checks: list[str] = []
     for key, value in patch.items():
         if ctx.config.source(key) != "config" and key in usual and same(usual[key], value):
-            text = reason(data, "check-your-value", ctx.lang)
+            text = (  # a config was given and leaves the key out, or no config at all
+                reason(data, "check-your-value-unset", ctx.lang)
+                if ctx.has_config
+                else reason(data, "check-your-value", ctx.lang)
+            )
             checks.append(
                 _format(
                     text,
