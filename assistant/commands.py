@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from assistant.errors import EXIT_FOUND, EXIT_NOT_FOUND, EXIT_USAGE, UserError
 from assistant.terminal import (
     ProgressBar,
     is_terminal,
+    read_terminal,
     stderr_is_terminal,
     use_color,
     write_out,
@@ -37,7 +41,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
     interactive = not args.non_interactive and is_terminal(sys.stdin) and stderr_is_terminal()
     if "-" in args.paths:
         interactive = False  # stdin carries the log, so it cannot carry answers too
-    with ProgressBar.for_paths(args.paths) as progress:
+    with ProgressBar.for_paths(args.paths) as progress, typed_stdin(args.paths):
         diagnosis = pipeline.diagnose_paths(
             args.paths,
             config=config,
@@ -55,6 +59,25 @@ def run_diagnose(args: argparse.Namespace) -> int:
     if config_warning:  # said before the diagnosis too, where a long output scrolls it away
         print(config_warning, file=sys.stderr)
     return EXIT_FOUND if diagnosis.report.oom else EXIT_NOT_FOUND
+
+
+@contextlib.contextmanager
+def typed_stdin(paths: list[str]) -> Iterator[None]:
+    """``diagnose -`` on a terminal: say what is awaited, and end on one Ctrl-D; the
+    text read stands in for stdin while the log is read."""
+    if "-" not in paths or not is_terminal(sys.stdin):
+        yield
+        return
+    from assistant.i18n import message
+    from assistant.pipeline import resolve_lang
+
+    raw = read_terminal(sys.stdin, message("stdin_prompt", resolve_lang("auto")) + "\n")
+    saved = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
+    try:
+        yield
+    finally:
+        sys.stdin = saved
 
 
 def check_model_config(path: str | None) -> str | None:

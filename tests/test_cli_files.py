@@ -96,3 +96,34 @@ def test_a_matching_config_and_check_raise_no_mismatch(run_cli, tmp_path) -> Non
     assert "log-config-mismatch" not in [w["id"] for w in json.loads(training.stdout)["warnings"]]
     check = run_cli("check", "--config", str(cfg), "--format", "json")  # no log to compare
     assert "log-config-mismatch" not in [w["id"] for w in json.loads(check.stdout)["warnings"]]
+
+
+def test_diagnose_dash_on_a_terminal_prompts_and_ends_on_one_ctrl_d() -> None:
+    """A pty as stdin: the prompt is on stderr, and one Ctrl-D after the pasted log
+    ends the reading (before, a second Ctrl-D was needed and nothing was said)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    root = Path(__file__).parent.parent
+    master, slave = pty.openpty()
+    env = {**os.environ, "LANG": "en_US.UTF-8", "PYTHONPATH": str(root)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "assistant", "diagnose", "-", "--non-interactive"],
+        stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=root,
+    )  # fmt: skip
+    os.close(slave)
+    try:
+        for line in TRAINING.read_bytes().splitlines():
+            os.write(master, line + b"\n")
+        os.write(master, b"\x04")  # one Ctrl-D on an empty line
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        os.close(master)
+    assert proc.returncode == 0, err
+    assert b"press Ctrl-D on an empty line" in err.splitlines()[0]
+    assert b"Memory failure: phase training" in out
