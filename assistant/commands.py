@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from assistant.errors import EXIT_FOUND, EXIT_NOT_FOUND, EXIT_USAGE, UserError
 from assistant.terminal import (
     ProgressBar,
     is_terminal,
+    read_terminal,
     stderr_is_terminal,
     use_color,
     write_out,
@@ -26,7 +30,8 @@ def run_diagnose(args: argparse.Namespace) -> int:
 
     if args.patch_out is not None and not args.config:
         raise UserError("--patch-out needs --config (the file to patch)")
-    config = load_config_or_warn(args.config)
+    # the file --patch-out asks for cannot be written from a config that cannot be read
+    config, config_warning = load_config_or_warn(args.config, strict=args.patch_out is not None)
     if args.patch_out is not None and config is not None:  # refuse a bad target early
         from assistant.config import check_target
 
@@ -36,7 +41,7 @@ def run_diagnose(args: argparse.Namespace) -> int:
     interactive = not args.non_interactive and is_terminal(sys.stdin) and stderr_is_terminal()
     if "-" in args.paths:
         interactive = False  # stdin carries the log, so it cannot carry answers too
-    with ProgressBar.for_paths(args.paths) as progress:
+    with ProgressBar.for_paths(args.paths) as progress, typed_stdin(args.paths):
         diagnosis = pipeline.diagnose_paths(
             args.paths,
             config=config,
@@ -48,13 +53,31 @@ def run_diagnose(args: argparse.Namespace) -> int:
         )
     if interactive:
         diagnosis = ask_open_questions(diagnosis, config, answers, model_config)
-    if args.patch_out is not None:
-        if config is None:
-            print("areal-doctor: no config to patch; --patch-out left untouched", file=sys.stderr)
-        else:
-            write_patch(args, config, diagnosis)
+    if args.patch_out is not None:  # a config was read: --patch-out needs one (above)
+        write_patch(args, config, diagnosis)
     write_out(render_diagnosis(diagnosis, args.format, color=use_color(), redact=args.redact))
+    if config_warning:  # said before the diagnosis too, where a long output scrolls it away
+        print(config_warning, file=sys.stderr)
     return EXIT_FOUND if diagnosis.report.oom else EXIT_NOT_FOUND
+
+
+@contextlib.contextmanager
+def typed_stdin(paths: list[str]) -> Iterator[None]:
+    """``diagnose -`` on a terminal: say what is awaited, and end on one Ctrl-D; the
+    text read stands in for stdin while the log is read."""
+    if "-" not in paths or not is_terminal(sys.stdin):
+        yield
+        return
+    from assistant.i18n import message
+    from assistant.pipeline import resolve_lang
+
+    raw = read_terminal(sys.stdin, message("stdin_prompt", resolve_lang("auto")) + "\n")
+    saved = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
+    try:
+        yield
+    finally:
+        sys.stdin = saved
 
 
 def check_model_config(path: str | None) -> str | None:
@@ -158,22 +181,25 @@ def write_patch(args: argparse.Namespace, config: Any, diagnosis: Any) -> None:
     write_atomic(
         args.patch_out, diagnosis.patched_config, config_path=config.path, force=args.force
     )
+    print(f"areal-doctor: wrote {args.patch_out}", file=sys.stderr)  # every file written
 
 
-def load_config_or_warn(path: str | None) -> Any:
-    """The config, or None with a one-line warning: a bad config never stops a diagnosis."""
+def load_config_or_warn(path: str | None, *, strict: bool = False) -> tuple[Any, str]:
+    """(config, warning): the config, or None with a one-line warning (printed now, and
+    returned to be repeated at the end): a bad config never stops a diagnosis, unless
+    ``strict`` (a file to write from it was asked for), where it is a UserError."""
     if path is None:
-        return None
+        return None, ""
     from assistant.config import load_config
 
     try:
-        return load_config(path)
+        return load_config(path), ""
     except UserError as exc:
-        print(
-            f"areal-doctor: warning: {exc}; diagnosing without it (AReaL defaults assumed)",
-            file=sys.stderr,
-        )
-        return None
+        if strict:
+            raise UserError(f"{exc}; --patch-out needs a readable --config") from None
+        warning = f"areal-doctor: warning: {exc}; diagnosing without it (AReaL defaults assumed)"
+        print(warning, file=sys.stderr)
+        return None, warning
 
 
 def parse_answers(raw: list[str]) -> dict[str, Answer]:

@@ -178,6 +178,11 @@ class LogReport:
     input_kind: str = "log"  # "log" or "description" (a short text such as "训练时显存爆了")
     unread: list[str] = field(default_factory=list)  # "file: why" for files skipped in folders
     notices: list[Notice] = field(default_factory=list)
+    # what an answer of the user changed in the verdict: field -> question id
+    # (questions.yaml ``outcome``), and the report as the log was read, which the
+    # tree walks again when answers change (``pipeline.conclude``)
+    answered: dict[str, str] = field(default_factory=dict)
+    as_read: LogReport | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -230,6 +235,9 @@ class Decision:
     flat_patch: FlatPatch = field(default_factory=dict)
     cli_overrides: list[str] = field(default_factory=list)
     focus: int = 0  # index of the recommendation whose questions are asked (0: fix #1)
+    # index of the recommendation whose change flat_patch is (None: no patch); the fix
+    # in view, or, with a config and a known phase, the first later one with a change
+    patch_from: int | None = None
 
     @property
     def patch(self) -> NestedPatch:

@@ -89,8 +89,10 @@ def conclude(
     """
     from assistant.tree import decide
 
+    report = report.as_read or report  # a verdict an earlier answer changed is walked anew
     out_lang = resolve_lang(lang, report)
     decision = decide(report, config, answers or {}, out_lang, use_defaults, focus)
+    report = answered_report(report, decision)
     diagnosis = Diagnosis(report=report, decision=decision, lang=out_lang)
     told = (answers or {}).get("areal_memory")  # which AReaL memory behaviour, if said
     diagnosis.allocation = explain_allocation(
@@ -104,6 +106,26 @@ def conclude(
         diagnosis.patched_config = patched_text(config, flat)
         diagnosis.config_diff = unified_diff(config, diagnosis.patched_config)
     return diagnosis
+
+
+def answered_report(report: LogReport, decision: Decision) -> LogReport:
+    """The report with what the user's answers decide (questions.yaml ``outcome``):
+    ``killed_by_oom_killer=no`` makes it no memory failure, ``failing_stage`` names
+    the phase. ``as_read`` keeps the report the log gave."""
+    from dataclasses import replace
+
+    from assistant.tree.questions import answer_outcome
+
+    changes = answer_outcome(decision.questions)
+    if not changes:
+        return report
+    values = {name: value for name, (value, _qid) in changes.items()}
+    if values.get("oom") is False:
+        values.update(kind="none", phase="none")
+        if report.first_error is None and report.evidence:
+            values["first_error"] = report.evidence[0]
+    answered = {name: qid for name, (_value, qid) in changes.items()}
+    return replace(report, **values, answered=answered, as_read=report)
 
 
 def explain_allocation(

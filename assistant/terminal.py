@@ -29,6 +29,22 @@ def is_terminal(stream: object) -> bool:
     return stream is not None and bool(getattr(stream, "isatty", lambda: False)())
 
 
+def read_terminal(stream: object, prompt: str) -> bytes:
+    """What the user types or pastes on a terminal, up to one Ctrl-D on an empty line.
+
+    Reading a terminal in blocks (``shutil.copyfileobj``) asks again after the first
+    end-of-file, so the user had to press Ctrl-D twice, and nothing said it was
+    waiting: here the prompt goes to stderr and each read takes what the terminal
+    hands over (a line, or nothing on Ctrl-D)."""
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    fd = stream.fileno()  # type: ignore[attr-defined]
+    chunks: list[bytes] = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def write_out(text: str) -> None:
     """Print ``text``; characters the terminal's encoding lacks become escapes, not a crash."""
     stream = sys.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
@@ -10,8 +11,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# Property tests scale their example counts by the profile (tests/hypothesis_budget.py):
+# CI (CI=true, as CI sets it) runs a quarter of what a developer's run tries.
+settings.register_profile("dev", max_examples=100)
+settings.register_profile("ci", max_examples=25)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+)
 
 
 @pytest.fixture(autouse=True, scope="session")

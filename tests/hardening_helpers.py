@@ -55,6 +55,7 @@ def assert_config_warning(result, *, contains: str = "") -> None:
     first = result.stderr.splitlines()[0]
     assert first.startswith("areal-doctor: warning: "), result.stderr
     assert "diagnosing without it" in first and contains in first, result.stderr
+    assert result.stderr.splitlines()[-1] == first  # said again after a long output
     assert "Traceback" not in result.stderr
     assert "Memory failure" in result.stdout
 

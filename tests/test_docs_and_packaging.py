@@ -69,6 +69,35 @@ def test_readme_opens_with_two_setup_commands() -> None:
     assert ci.strip().splitlines()[-1] == blocks[1].split("```")[0].strip()
 
 
+def _readme_sample():  # docs/readme_sample.py, loaded by path (it is no package)
+    spec = importlib.util.spec_from_file_location("readme_sample", ROOT / "docs/readme_sample.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_readme_sample_output_is_what_the_first_command_prints(capsys) -> None:
+    """Generated from the command and checked here (as sqlite-utils' cog --check): the
+    README's "What it prints" cannot drift from the program."""
+    sample = _readme_sample()
+    first = README.split("```bash")[1].split("```")[0]
+    assert "areal-doctor " + " ".join(sample.ARGS) in first  # the command run is the README's
+    assert sample.BEGIN in README and sample.END in README
+    assert sample.main(["--check"]) == 0, capsys.readouterr().out
+    block = README.split(sample.BEGIN)[1].split(sample.END)[0]
+    assert "Memory failure: phase training" in block and "Try first:" in block
+
+
+def test_readme_sample_check_fails_on_a_stale_readme(tmp_path: Path, monkeypatch) -> None:
+    sample = _readme_sample()
+    stale = tmp_path / "README.md"
+    stale.write_text(README.replace("Try first:", "Try this first:"), encoding="utf-8")
+    monkeypatch.setattr(sample, "README", stale)
+    assert sample.main(["--check"]) == 1
+    assert sample.main([]) == 0 and stale.read_text(encoding="utf-8") == README
+
+
 @pytest.mark.skipif(importlib.util.find_spec("hatchling") is None, reason="needs hatchling")
 def test_wheel_ships_knowledge_inside_the_package(tmp_path: Path) -> None:
     proc = subprocess.run(

@@ -15,13 +15,16 @@ from pathlib import Path
 import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from assistant.config import check_config, config_from_text, patched_text
 from assistant.config.loader import set_dotted
 from assistant.errors import UserError
 from assistant.logs import classify_text, read_and_classify
 
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 FAILURES = [
     (item["line"], item["kind"])
@@ -169,7 +172,7 @@ def test_random_text_as_config_loads_or_refuses(text: str) -> None:
 PATCH_VALUES = st.one_of(st.integers(1, 10**6), st.booleans(), st.text(max_size=12))
 
 
-@settings(FAST, max_examples=150)
+@settings(FAST, max_examples=examples(150))
 @example(data={"x": "a"}, every=0, key="x", value="\x85\u2028 NEL", flow=False)
 @example(data={"x": 1}, every=1, key="y", value="\x7f\x9b\x1b[2J DEL, CSI, ESC", flow=False)
 @example(data={}, every=0, key="actor", value="0,", flow=False)  # "{}" then "{actor: 0,}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from assistant.logs import classify_text
 from assistant.logs.paste import rejoin, repair
@@ -138,7 +139,7 @@ PIECES = [
 ]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.sampled_from(PIECES) | st.text(max_size=90), max_size=40))
 def test_repairs_never_fail_and_map_every_line_into_the_file(parts: list[str]) -> None:
     text = "\n".join(parts) + "\n"

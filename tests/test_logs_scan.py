@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from assistant.logs import scan
 from assistant.logs.scan import Prefilter, scan_files, scan_range, split_ranges
@@ -46,7 +47,7 @@ line_text = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(lines=st.lists(line_text, max_size=40), final_newline=st.booleans())
 def test_candidates_match_a_line_by_line_reference(tmp_path_factory, lines, final_newline) -> None:
     data = "\n".join(lines).encode() + (b"\n" if final_newline and lines else b"")

@@ -105,11 +105,14 @@ def test_closed_stdin_declines_the_offer(monkeypatch: pytest.MonkeyPatch) -> Non
     assert source_of(final, "multi_turn") == ("no", "default")
 
 
-def test_a_first_fix_without_a_change_names_whose_patch_is_shown(
+def test_a_first_fix_without_a_change_shows_no_other_fix_s_patch(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Fix #1 (other processes) changes no key; the override shown is fix #2's."""
-    _, err = answer_in_terminal("\n", monkeypatch)
+    """Fix #1 (other processes) changes no key: its block shows no change, never
+    fix #2's (micro-batch 4096); the patch below says whose change it is."""
+    final, err = answer_in_terminal("\n", monkeypatch)
     first_block = err.split("Try first:", 1)[1].split("?", 1)[0]
-    assert "the patch below is fix #2's: Optimize Micro-batch Size" in first_block
-    assert "actor.mb_spec.max_tokens_per_mb=4096" in first_block
+    assert "max_tokens_per_mb" not in first_block
+    assert "no config value computed" in first_block
+    assert final.decision.recommendations[0].patch == {}  # type: ignore[attr-defined]
+    assert final.decision.patch_from == 1  # type: ignore[attr-defined]

@@ -336,8 +336,11 @@ def test_memory_held_by_other_processes_comes_first() -> None:
     assert decision.recommendations[0].section == "x-foreign-process"
     assert "20.0 GiB" in decision.recommendations[0].why
     assert "Most of" not in decision.recommendations[0].why  # no figure shows "most"
-    # the first fix is not a config change; the patch is the first fix that has one
+    # the first fix is not a config change; with a config and a known phase the patch
+    # is the first fix that has one, and says so (patch_from); without a config none
     assert decision.patch == {"actor": {"mb_spec": {"max_tokens_per_mb": 4096}}}
+    assert decision.patch_from == 1
+    assert run(rep, None).patch == {}
 
 
 FRAGMENTED = {

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 
 from assistant.config import check_config, config_from_text, load_config, patched_text
 from assistant.config.loader import ExperimentConfig, set_dotted
@@ -99,7 +100,7 @@ def assert_patch_is_safe(config: ExperimentConfig, patch: dict, known: dict | No
     assert after <= before, after - before
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(CONFIGS), reports(), ANSWERS)
 def test_every_fix_on_every_fixture_is_safe(path: Path, report: LogReport, answers: dict) -> None:
     config = load_config(str(path))
@@ -159,7 +160,7 @@ def generated_configs(draw: st.DrawFn) -> ExperimentConfig:
     return config_from_text(TEMPLATE.format(**values), "generated.yaml")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(generated_configs(), reports(), ANSWERS)
 def test_every_fix_on_generated_configs_is_safe(
     config: ExperimentConfig, report: LogReport, answers: dict

@@ -70,7 +70,7 @@ async def test_empty_until_a_config_is_loaded_then_table_and_assumptions():
         assert "without gradient checkpointing" in text and "8.47 GiB with it" in text
         assert "GPU memory: 80 GiB assumed" in text  # the assumptions, listed
         assert "Some engine does not fit" in text
-        assert "Estimate tab (5): not fitting: actor." in chat_texts(app)[-1]
+        assert "Estimate tab (F6): not fitting: actor." in chat_texts(app)[-1]
 
 
 @pilot_test

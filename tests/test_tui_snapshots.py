@@ -123,3 +123,28 @@ def test_estimate_on_the_logs_gpu(snap_compare, lang):
 
     app = make_app(config_path="experiment.yaml", lang=lang)
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_patch_tab_at_80x24(snap_compare):
+    """Copy-safe blocks: the fragment, the overrides and each fix's keys are never
+    wrapped mid-token; a line too wide scrolls sideways. The footer shows f2-f6."""
+
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        await answer_with_defaults(pilot)
+        await pilot.press("f4")
+        await finish(pilot)
+
+    app = make_app(config_path="experiment.yaml", lang="en")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_narrow_60x20_keeps_chat_and_tabs(snap_compare):
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        await paste(pilot, (FIXTURES / "training_oom.log").read_text())
+        await finish(pilot)
+
+    app = make_app(config_path="experiment.yaml", lang="en")
+    assert snap_compare(app, terminal_size=(60, 20), run_before=run_before)

@@ -8,8 +8,10 @@ how well those stages judge a log; ``test_tui_session.py`` drives the real ones.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import functools
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,14 +38,94 @@ FIXTURES = Path(__file__).parent / "fixtures" / "tui"
 OOM_MARK = "out of memory"
 
 
+_LOOP: asyncio.AbstractEventLoop | None = None
+
+
+def test_loop() -> asyncio.AbstractEventLoop:
+    """One event loop for every Pilot test, so that an App shared by a module's tests
+    (``shared_app``) lives on from one test to the next."""
+    global _LOOP
+    if _LOOP is None or _LOOP.is_closed():
+        _LOOP = asyncio.new_event_loop()
+    asyncio.set_event_loop(_LOOP)
+    return _LOOP
+
+
 def pilot_test(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
     """Run an async Pilot test under plain pytest (fixtures still come by name)."""
 
     @functools.wraps(test)
     def run(*args: Any, **kwargs: Any) -> None:
-        asyncio.run(test(*args, **kwargs))
+        run_in_tests(test(*args, **kwargs))
 
     return run
+
+
+_CONTEXT = contextvars.copy_context()
+
+
+def run_in_tests(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run ``coro`` on the tests' loop, in the one context every Pilot test shares: an
+    App keeps its context variables (the active app) from one test to the next."""
+    loop = test_loop()
+    return loop.run_until_complete(loop.create_task(coro, context=_CONTEXT))
+
+
+# --- one App per module ---------------------------------------------------------------
+#
+# Starting an App costs about a second (CSS, the first layout); most tests need one in
+# the same state: started in English at SIZE, nothing loaded. ``shared_app`` hands a
+# module's tests one such App, brought back to that state before each test (dialogs
+# closed, Start over, no config, the language, the clipboard and notices cleared).
+
+_SHARED: dict[tuple[str, tuple[int, int], str], tuple[Any, Pilot, Any]] = {}
+
+
+@contextlib.asynccontextmanager
+async def shared_app(
+    module: str, size: tuple[int, int] = (120, 40), lang: str = "en"
+) -> AsyncIterator[tuple[Any, Pilot]]:
+    """``async with shared_app(__name__) as (app, pilot):`` in place of
+    ``app = make_app(lang=...)`` + ``async with app.run_test(size=...) as pilot:``."""
+    key = (module, size, lang)
+    if key in _SHARED:
+        app, pilot, _ = _SHARED[key]
+        await fresh(app, pilot, lang)
+    else:
+        from assistant.tui import make_app
+
+        app = make_app(lang=lang)
+        runner = app.run_test(size=size)
+        pilot = await runner.__aenter__()
+        _SHARED[key] = (app, pilot, runner)
+    yield app, pilot
+
+
+async def fresh(app: Any, pilot: Pilot, lang: str) -> None:
+    """The shared App as a new one would be: no dialog, no log, no config, ``lang``."""
+    from textual.screen import ModalScreen
+
+    await settle(pilot)
+    while isinstance(app.screen, ModalScreen):
+        app.pop_screen()
+        await pilot.pause()
+    app.session.config = None
+    app.session.estimate = None
+    if app.lang != lang:
+        app.lang = lang
+        app.session.lang = lang
+    app.action_restart()
+    app.talk.fix_message = None
+    app.clear_notifications()
+    app.copy_to_clipboard("")
+    await settle(pilot)
+
+
+def close_shared(module: str) -> None:
+    """End the module's shared Apps (a module-scoped fixture calls this)."""
+    for key in [k for k in _SHARED if k[0] == module]:
+        _, _, runner = _SHARED.pop(key)
+        run_in_tests(runner.__aexit__(None, None, None))
 
 
 async def settle(pilot: Pilot) -> None:

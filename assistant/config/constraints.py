@@ -102,6 +102,20 @@ def _at_least_sum(
         }
 
 
+@checker("log_phase_without_engine")
+def _log_phase_without_engine(
+    config: ExperimentConfig, item: dict[str, Any], known: Mapping[str, Any], lang: str
+) -> Iterator[dict[str, Any]]:
+    """The log failed in a phase (``known["log_phase"]``) whose engine the config does
+    not run: none of ``keys`` is written, or the dataset is ``offline_types``."""
+    if known.get("log_phase") not in item["phases"]:
+        return
+    kind = config.get("train_dataset.type")
+    offline = isinstance(kind, str) and kind.lower() in item["offline_types"]
+    if offline or all(config.source(key) != "config" for key in item["keys"]):
+        yield {}
+
+
 @checker("all_equal")
 def _all_equal(
     config: ExperimentConfig, item: dict[str, Any], known: Mapping[str, Any], lang: str

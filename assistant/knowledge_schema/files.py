@@ -21,7 +21,7 @@ SOURCE_SHAPES = (
 CONSTRAINT_PARAMS = (
     "key", "keys", "sum", "known_floor", "dims", "when", "allowed", "low", "high",
     "include_high_for", "fraction_keys", "shared_below_fraction", "node_local_prefixes",
-    "problems", "gpu_notes", "behaviour",
+    "problems", "gpu_notes", "behaviour", "phases", "offline_types",
 )  # fmt: skip
 KNOWN_FLOORS = ("micro_batch_floor",)  # what assistant/tree/engine.py's _known_facts gives
 MODEL_KEYS = (
@@ -64,14 +64,25 @@ def questions() -> None:
     from assistant.tree.questions import parse_answer
 
     file = "questions.yaml"
-    top = _top(file, "questions", "yes_words", "no_words", "skip_words", "number_probes")
+    top = _top(
+        file, "questions", "yes_words", "no_words", "skip_words", "number_probes", "number_suffixes"
+    )
+    top.get("number_suffixes", dict, {})
     for key in ("yes_words", "no_words", "skip_words"):
         top.strings(key, required=True)
     top.get("number_probes", list)
     facts, metrics = names.facts(), names.metrics()
     for qid, spec in top.get("questions", dict).items():
         entry = Entry(file, spec, f"'{qid}'").only(
-            "type", "default", "text", "sources", "choices", "probes"
+            "type",
+            "default",
+            "text",
+            "sources",
+            "choices",
+            "probes",
+            "aliases",
+            "suffixes",
+            "outcome",
         )
         kind = entry.get("type", str, check=lambda t: t in ("yesno", "number", "choice"))
         texts(entry, "text")
@@ -80,6 +91,7 @@ def questions() -> None:
         elif "choices" in spec:
             entry.fail("'choices' only go with type: choice")
         entry.get("probes", list, [])
+        _answer_shapes(entry, spec, kind)
         if spec.get("default") is not None:
             try:
                 parse_answer(qid, spec["default"])
@@ -103,6 +115,24 @@ def questions() -> None:
                     ("params", "vlm", "heads"),
                     "model_name",
                 )
+
+
+def _answer_shapes(entry: Entry, spec: Any, kind: str) -> None:
+    """aliases name a choice, suffixes go with numbers, an outcome sets oom or phase."""
+    for word, target in (entry.get("aliases", dict, {}) or {}).items():
+        if kind != "choice" or str(target) not in (spec.get("choices") or []):
+            entry.fail(f"alias '{word}' names no choice of this question")
+    if entry.get("suffixes", dict, {}) and kind != "number":
+        entry.fail("'suffixes' only go with type: number")
+    for rule in entry.get("outcome", list, []):
+        if not isinstance(rule, dict) or not set(rule) - {"when"} <= {"oom", "phase"}:
+            entry.fail("an outcome sets oom or phase (with an optional when)")
+        elif "oom" in rule and not isinstance(rule["oom"], bool):
+            entry.fail("an outcome's oom is true or false")
+        elif "phase" in rule and rule["phase"] != "answer" and rule["phase"] not in PHASES:
+            entry.fail("an outcome's phase is a phase or 'answer'")
+        elif rule.get("phase") == "answer" and not set(spec.get("choices") or []) <= set(PHASES):
+            entry.fail("phase: answer needs a question whose choices are phases")
 
 
 def constraints() -> None:

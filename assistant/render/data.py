@@ -55,6 +55,7 @@ def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
         "allocation": to_plain(diagnosis.allocation),
         # Fields beyond the contract's example (adding is allowed, renaming is not).
         "lang": diagnosis.lang,
+        "answered": dict(report.answered),
         "input_kind": report.input_kind,
         "inferences": to_plain(report.inferences),
         "findings": [finding_dict(f, diagnosis.lang) for f in report.findings],

@@ -38,7 +38,14 @@ def render_text(diagnosis: Diagnosis, *, color: bool) -> str:
         lines += _no_failure(report, lang, s)
         lines += _notices(report, lang, s)
         lines += _unread(report, lang, s)
-        lines += _warnings(diagnosis, lang, s)
+        if "oom" in report.answered:  # an answer overturned the verdict: what the tree says
+            qid = report.answered["oom"]
+            answer = next((q.answer for q in diagnosis.decision.questions if q.id == qid), "")
+            verdict = _t("verdict_from_answer", lang, id=qid, answer=answer)
+            lines.insert(1, s(verdict, YELLOW))
+            lines += _decision(diagnosis, lang, s)
+        else:
+            lines += _warnings(diagnosis, lang, s)
         return "\n".join(lines) + "\n"
     lines += _headline(report, lang, s)
     lines += _first_fix(diagnosis, lang, s)
@@ -79,18 +86,18 @@ def _first_fix(
     first = decision.recommendations[index]
     if index == 0:
         key = "first_fix_updated" if updated else "first_fix"
+    else:
+        key = "fix_n_updated" if updated else "fix_n"
+    if index == decision.patch_from:  # THE patch is this fix's own change
         overrides = decision.cli_overrides
+    elif index == decision.focus and decision.patch_from is not None:
+        overrides = []  # the patch is a later fix's: this block shows none of it
     else:
         from assistant.tree.engine import override_text
 
-        key = "fix_n_updated" if updated else "fix_n"
         overrides = [f"{k}={override_text(v)}" for k, v in first.patch.items()]
     heading = _t(key, lang, title=first.title, n=index + 1)
     lines = ["", s(heading, BOLD, CYAN) + s(f"  [{first.section}]", DIM)]
-    owner = _patch_owner(decision) if index == 0 and overrides and not first.patch else None
-    if owner is not None:  # fix #1 changes no key: say whose change the patch is
-        number, title = owner
-        lines.append("  " + s(_t("patch_is_fix_n", lang, n=number, title=title), DIM))
     lines += ["  " + s(override, GREEN) for override in overrides]
     lines += ["  " + s(f"{_t('env', lang)}: {k}={v}", GREEN) for k, v in first.env.items()]
     if first.code_change:
@@ -109,14 +116,6 @@ def _first_fix(
         )
         lines.append("  " + s(_t("provisional", lang, assumed=assumed), YELLOW))
     return lines
-
-
-def _patch_owner(decision: Any) -> tuple[int, str] | None:
-    """(number, title) of the fix whose change the patch and overrides carry."""
-    for number, rec in enumerate(decision.recommendations, start=1):
-        if rec.patch and dict(rec.patch) == dict(decision.flat_patch):
-            return number, rec.title
-    return None
 
 
 def _answer_text(question: Any, lang: str) -> str:
@@ -171,9 +170,12 @@ def _unread(report: LogReport, lang: str, s: Styler) -> list[str]:
 
 def _headline(report: LogReport, lang: str, s: Styler) -> list[str]:
     key = "headline_description" if report.input_kind == "description" else "headline_oom"
+    phase: str = report.phase
+    if "phase" in report.answered:
+        phase += " " + _t("phase_from_answer", lang, id=report.answered["phase"])
     lines = [
         s(
-            _t(key, lang, phase=report.phase, kind=report.kind, confidence=report.confidence),
+            _t(key, lang, phase=phase, kind=report.kind, confidence=report.confidence),
             BOLD,
             RED,
         )
@@ -362,6 +364,11 @@ def _patch(diagnosis: Diagnosis, lang: str, s: Styler) -> list[str]:
     if not decision.patch:
         return lines + ["  " + _t("no_patch", lang)]
     from assistant.render.data import dump_yaml
+
+    owner = decision.patch_from
+    if owner is not None and owner != decision.focus:  # say whose change it is
+        title = decision.recommendations[owner].title
+        lines.append("  " + s(_t("patch_of_fix_n", lang, n=owner + 1, title=title), DIM))
 
     lines += ["  " + line for line in dump_yaml(decision.patch).rstrip().splitlines()]
     if decision.cli_overrides:

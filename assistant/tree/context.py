@@ -160,6 +160,12 @@ TEXT_VARS = (
 # --- derived values (names used in tree.yaml as derived.NAME) ---------------------------
 
 
+@derived("config_given")
+def _config_given(ctx: Context) -> bool:
+    """A --config was passed (and read): texts that name the config say so only then."""
+    return ctx.has_config
+
+
 @derived("server")
 def _server(ctx: Context) -> str | None:
     server = ctx.report.facts.get("server")

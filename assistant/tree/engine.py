@@ -37,6 +37,7 @@ ENGINE_REASONS = {
     "not-first-no-patch": ("fix", "first"),
     "same-change-as": ("first",),
     "check-your-value": ("key", "default", "usual", "lower"),
+    "check-your-value-unset": ("key", "default", "usual", "lower"),
     "breaks-constraint": ("warning",),
 }
 GUIDE_NUMBER = re.compile(r"^\s*\d+\.\s*")  # "1. Optimize ..." -> "Optimize ..."
@@ -81,6 +82,7 @@ def decide(
     """
     decision = _decide(report, config, answers, lang, use_defaults)
     decision.focus = max(0, min(focus, len(decision.recommendations) - 1))
+    _choose_patch(decision, tree(), borrow=config is not None and report.phase != "unknown")
 
     def rerun(changed: Answers) -> Decision:
         return _decide(report, config, changed, lang, use_defaults)
@@ -130,13 +132,26 @@ def _decide(
             _patchable_first(ctx, decision, data)
     # the explicit pass: the questions are those the chosen plan and fixes needed
     decision.questions = book.questions(qid for step in needs for qid in step)
-    chosen = _auto_patch(decision, data)
-    if chosen is not None:
-        decision.flat_patch = dict(chosen.patch)
-        decision.cli_overrides = [
-            f"{key}={override_text(value)}" for key, value in chosen.patch.items()
-        ]
     return decision
+
+
+def _choose_patch(decision: Decision, data: Mapping[str, Any], *, borrow: bool) -> None:
+    """THE patch (and its overrides, what --patch-out writes) is the change of the fix in
+    view (``focus``). When that fix changes no key, only a config given for a known
+    phase lends the patch to the next fix that has one (``patch_from`` names it, and
+    the output says whose it is); without a config, or when the phase is a guess, a
+    later fix's change is no patch to apply."""
+    recs = decision.recommendations
+    later = range(decision.focus, len(recs)) if borrow else range(decision.focus, len(recs))[:1]
+    index = next((i for i in later if _auto(recs[i], data)), None)
+    if index is None:
+        return
+    chosen = recs[index]
+    decision.patch_from = index
+    decision.flat_patch = dict(chosen.patch)
+    decision.cli_overrides = [
+        f"{key}={override_text(value)}" for key, value in chosen.patch.items()
+    ]
 
 
 def _needing(ctx: Context, step: Callable[..., Any], *args: Any) -> tuple[Any, list[str]]:
@@ -205,11 +220,6 @@ def _auto(rec: Recommendation, data: Mapping[str, Any]) -> bool:
     return bool(rec.patch) and data["fixes"].get(rec.fix, {}).get("auto_patch", True) is not False
 
 
-def _auto_patch(decision: Decision, data: Mapping[str, Any]) -> Recommendation | None:
-    """The recommendation whose patch becomes THE patch: the first that has one."""
-    return next((r for r in decision.recommendations if _auto(r, data)), None)
-
-
 def _patchable_first(ctx: Context, decision: Decision, data: Mapping[str, Any]) -> None:
     """Without a person to ask, the first fix must be one whose patch can be computed;
     the ones passed over stay in the list and ``skipped`` says why they are not first."""
@@ -244,6 +254,7 @@ def _known_facts(ctx: Context) -> dict[str, Any]:
         "attention_heads"
     )
     known: dict[str, Any] = {"attention_heads": heads} if isinstance(heads, int) else {}
+    known["log_phase"] = ctx.report.phase  # a config that runs no engine of the log's phase
     if "shared_fileroot" in ctx.book.given:
         known["shared_fileroot"] = ctx.book.given["shared_fileroot"][0]
     if "areal_memory" in ctx.book.given:  # which AReaL memory behaviour the estimate assumes
@@ -326,7 +337,11 @@ def _split_usual(
     checks: list[str] = []
     for key, value in patch.items():
         if ctx.config.source(key) != "config" and key in usual and same(usual[key], value):
-            text = reason(data, "check-your-value", ctx.lang)
+            text = (  # a config was given and leaves the key out, or no config at all
+                reason(data, "check-your-value-unset", ctx.lang)
+                if ctx.has_config
+                else reason(data, "check-your-value", ctx.lang)
+            )
             checks.append(
                 _format(
                     text,

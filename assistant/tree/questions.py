@@ -100,17 +100,62 @@ def parse_answer(qid: str, raw: Any) -> Any:
             return False
         raise UserError(f"{qid} takes yes or no (also true/false, y/n, 是/否), got '{text}'")
     if spec["type"] == "number":
-        try:
-            number = float(text.replace(",", "").replace("_", ""))
-        except ValueError:
-            number = -1.0
+        number = _number(qid, text)
         if not number > 0 or number != number or number == float("inf"):
             raise UserError(f"{qid} takes a positive number, got '{text}'")
         return int(number) if number.is_integer() else number
     valid = choices_of(qid)
-    if text not in valid:
-        raise UserError(f"{qid} takes one of: {', '.join(valid)}; got '{text}'")
-    return text
+    chosen = _aliases(qid).get(text.lower(), text)
+    if chosen not in valid:
+        words = ", ".join(valid)
+        also = ", ".join(sorted(_aliases(qid)))
+        more = f" (also: {also})" if also else ""
+        raise UserError(f"{qid} takes one of: {words}{more}; got '{text}'")
+    return chosen
+
+
+def _number(qid: str, text: str) -> float:
+    """``4096``, ``4,096``, ``12k`` (questions.yaml ``number_suffixes``, and the
+    question's own ``suffixes``); -1 when it is no number."""
+    plain = text.replace(",", "").replace("_", "").strip()
+    factor = 1.0
+    unit = plain[-1:].lower()
+    if unit.isalpha():
+        factor = float(_suffixes(qid).get(unit, -1))
+        plain = plain[:-1].strip()
+    try:
+        return float(plain) * factor if factor > 0 else -1.0
+    except ValueError:
+        return -1.0
+
+
+def _suffixes(qid: str) -> dict[str, float]:
+    table = dict((load_yaml("questions.yaml") or {}).get("number_suffixes") or {})
+    table.update(question_specs()[qid].get("suffixes") or {})
+    return {str(k).lower(): float(v) for k, v in table.items()}
+
+
+def _aliases(qid: str) -> dict[str, str]:
+    aliases = question_specs()[qid].get("aliases") or {}
+    return {str(k).lower(): str(v) for k, v in aliases.items()}
+
+
+def answer_outcome(questions: Iterable[Question]) -> dict[str, tuple[Any, str]]:
+    """What the answers the user gave change in the verdict (questions.yaml
+    ``outcome``): {"oom": (False, qid)}, {"phase": ("generation", qid)}."""
+    changes: dict[str, tuple[Any, str]] = {}
+    for question in questions:
+        if question.source not in ("flag", "user") or question.answer is None:
+            continue
+        for rule in question_specs()[question.id].get("outcome") or []:
+            if "when" in rule and str(rule["when"]) != str(question.answer):
+                continue
+            for field, value in rule.items():
+                if field != "when":
+                    changes.setdefault(
+                        field, (question.answer if value == "answer" else value, question.id)
+                    )
+    return changes
 
 
 def display(value: Any) -> Any:

@@ -41,6 +41,9 @@ def run_tui(
     for given, what in ((path, "log"), (config_path, "config")):
         if given is not None and not Path(given).expanduser().exists():
             raise UserError(f"{what} not found: {given}")
+    from assistant.tui import pasteparse
+
+    pasteparse.install()  # a paste with colour codes arrives whole, none of it as keys
     app = make_app(path, config_path, lang, redact)
     app.run()
     return app.return_code or 0

@@ -23,7 +23,7 @@ from assistant.errors import UserError
 from assistant.models import Diagnosis, Question
 from assistant.tui.conversation import Conversation
 from assistant.tui.i18n import LANGS, t, toggled
-from assistant.tui.literal import is_multiline, normalize_paste
+from assistant.tui.literal import is_multiline, pasted
 from assistant.tui.messages import (
     AnswerChosen,
     ChatSubmitted,
@@ -54,6 +54,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("ctrl+q", "quit"),
 )
 TABS: tuple[str, ...] = ("log", "evidence", "patch", "docs", "estimate")
+NARROW_BELOW = 78  # columns: the chat (min 36) and the tabs (min 40) side by side, + border
 
 
 def key_bindings() -> list[BindingType]:
@@ -63,22 +64,40 @@ def key_bindings() -> list[BindingType]:
     The App does not inherit Textual's default bindings, so that the footer lists ours
     in this order; the one default it needs back (ctrl+c explains how to quit) is last.
     """
-    shown: list[BindingType] = [
-        Binding(key, f"key('{action}', '{lang}')", t(f"key.{action}", lang), priority=True)
-        for lang in LANGS
-        for key, action in KEYS
-    ]
+    shown: list[BindingType] = []
+    for lang in LANGS:
+        for key, action in KEYS:
+            label = t(f"key.{action}", lang)
+            shown.append(Binding(key, f"key('{action}', '{lang}')", label, priority=True))
+            if action == "next_fix":  # the tab keys next: at 80 columns the footer ends early
+                shown.append(tab_key(lang))
     return [*shown, *tab_bindings(), Binding("ctrl+c", "help_quit", show=False, system=True)]
 
 
+def tab_key(lang: str) -> Binding:
+    """f2, shown as "f2-f6 Tabs" (f3..f6 work the same, unlisted)."""
+    return Binding(
+        "f2", f"tab_key('{lang}')", t("key.tabs", lang), key_display=f"f2-f{len(TABS) + 1}",
+        priority=True,
+    )  # fmt: skip
+
+
 def tab_bindings() -> list[BindingType]:
-    """Tabs by number: ctrl+1..5 and alt+1..5 everywhere, 1..5 when not typing."""
+    """Tabs: F2..F6 and ctrl+pageup/ctrl+pagedown everywhere (keys tmux and every
+    terminal pass on; the footer shows "f2-f6" once per language), ctrl+1..5 and
+    alt+1..5 where the terminal sends them, 1..5 when not typing."""
     keys: list[BindingType] = []
     for number, name in enumerate(TABS, start=1):
         keys.append(
             Binding(f"ctrl+{number},alt+{number}", f"show_tab('{name}')", show=False, priority=True)
         )
         keys.append(Binding(str(number), f"show_tab('{name}')", show=False))
+        if number > 1:
+            keys.append(Binding(f"f{number + 1}", f"show_tab('{name}')", show=False, priority=True))
+    keys += [
+        Binding("ctrl+pagedown", "cycle_tab(1)", show=False, priority=True),
+        Binding("ctrl+pageup", "cycle_tab(-1)", show=False, priority=True),
+    ]
     return keys
 
 
@@ -133,9 +152,15 @@ class DoctorApp(App[int], inherit_bindings=False):
                     yield EstimatePanel(self.lang, id="estimate").data_bind(
                         DoctorApp.estimate, DoctorApp.lang
                     )
-        yield Footer()
+        yield Footer(compact=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Too narrow for chat and tabs side by side: one above the other, so both stay
+        on screen (side by side they need NARROW_BELOW columns)."""
+        self.screen.set_class(event.size.width < NARROW_BELOW, "-narrow")
 
     def on_mount(self) -> None:
+        self.screen.set_class(self.size.width < NARROW_BELOW, "-narrow")
         self.query_one("#progress").display = False
         self.watch_lang(self.lang)
         self.talk.welcome()
@@ -185,6 +210,16 @@ class DoctorApp(App[int], inherit_bindings=False):
     def action_show_tab(self, name: str) -> None:
         self.show_tab(name)
 
+    def action_tab_key(self, lang: str) -> None:
+        """f2, the first of the tab keys (the footer's "f2-f6 Tabs")."""
+        self.show_tab(TABS[0])
+
+    def action_cycle_tab(self, step: int) -> None:
+        """The next (1) or previous (-1) tab, wrapping around."""
+        active = self.query_one(TabbedContent).active.removeprefix("tab-")
+        index = TABS.index(active) if active in TABS else 0
+        self.show_tab(TABS[(index + step) % len(TABS)])
+
     # -- running the pipeline off the UI thread ------------------------------------
 
     def start(self, job: Job) -> None:
@@ -221,6 +256,8 @@ class DoctorApp(App[int], inherit_bindings=False):
         self.query_one("#progress").display = False
         adopted = self.session.accept(message.outcome)
         self.publish()
+        if adopted and message.outcome.log_text is not None:  # a log opened from a file
+            self.query_one(PastePanel).show_log(message.outcome.log_text)
         self.talk.after(message.outcome, adopted)
         self.fill_log_tab()
 
@@ -253,7 +290,7 @@ class DoctorApp(App[int], inherit_bindings=False):
     def on_paste(self, event: events.Paste) -> None:
         """A multi-line paste outside the chat line and the paste area is a log too."""
         if is_multiline(event.text):
-            self.post_message(LogSubmitted(normalize_paste(event.text)))
+            self.post_message(LogSubmitted(pasted(event.text)))
 
     # -- keys ----------------------------------------------------------------------
 
@@ -264,6 +301,8 @@ class DoctorApp(App[int], inherit_bindings=False):
             if parameters[1] != self.lang:
                 return False
             action = str(parameters[0])
+        if action == "tab_key" and parameters[0] != self.lang:  # f2, labelled per language
+            return False
         return action == "quit" or not isinstance(self.screen, ModalScreen)
 
     def action_open(self) -> None:
@@ -351,6 +390,7 @@ class DoctorApp(App[int], inherit_bindings=False):
         self.publish()
         self.query_one(PastePanel).clear()
         self.query_one(ChatLog).clear()
+        self.query_one(ChatInput).clear_line()
         self.talk.welcome()
         self.show_tab("log")
         self.focus_chat()

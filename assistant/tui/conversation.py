@@ -21,7 +21,7 @@ from assistant.tui.i18n import t
 from assistant.tui.literal import literal
 from assistant.tui.messages import AnswerChosen
 from assistant.tui.session import DocItem, Outcome, Session
-from assistant.tui.widgets.chat import ChatLog, ChatMessage
+from assistant.tui.widgets.chat import Blocks, ChatLog, ChatMessage
 from assistant.tui.widgets.docs import DocsPanel, section_title
 from assistant.tui.widgets.paste import PastePanel
 
@@ -59,7 +59,7 @@ class Conversation:
     def lang(self) -> str:
         return self.app.lang
 
-    def say(self, content: Text, role: str = "assistant") -> None:
+    def say(self, content: Blocks, role: str = "assistant") -> None:
         self.app.query_one(ChatLog).say(content, role)
 
     def note(self, key: str, **values: object) -> None:
@@ -151,7 +151,6 @@ class Conversation:
         )
         if self.fix_message is not None and self.fix_message.is_attached:
             self.fix_message.update(text)
-            self.fix_message.plain = text.plain
         else:
             self.fix_message = self.app.query_one(ChatLog).say(text)
 

@@ -9,6 +9,8 @@ text is diagnosed again.
 
 from __future__ import annotations
 
+import re
+
 from rich.text import Text
 
 _KEEP = {0x09, 0x0A}  # tab and newline are layout, not hazards
@@ -32,6 +34,21 @@ def is_multiline(text: str) -> bool:
 def normalize_paste(text: str) -> str:
     """Line ends of a terminal paste as LF: CR LF and a lone CR both end a line."""
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+_CSI = re.compile(r"\x1b\[[0-9;:?<=>]*[ -/]*[@-~]")
+
+
+def pasted(text: str) -> str:
+    """The log as the user pasted it: terminal line ends as LF, and the escapes the
+    paste parser kept as pictures (``pasteparse``) back as ESC."""
+    return normalize_paste(text).replace("\u241b", "\x1b")
+
+
+def without_colour(text: str) -> str:
+    """``text`` as a terminal shows it: colour and cursor codes (CSI sequences) gone,
+    the words they coloured kept."""
+    return _CSI.sub("", text)
 
 
 def restore(text: str) -> str:

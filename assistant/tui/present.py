@@ -15,6 +15,7 @@ from assistant.render.text import format_bytes
 from assistant.tui.answers import default_answer
 from assistant.tui.i18n import t
 from assistant.tui.literal import literal
+from assistant.tui.widgets.code import unwrapped
 
 LINE_LIMIT = 300  # characters of a log line quoted in the chat
 SHOWN_FIGURES = (
@@ -52,6 +53,25 @@ def lines(*parts: Text | str) -> Text:
         if number:
             out.append("\n")
         out.append_text(part if isinstance(part, Text) else literal(part))
+    return out
+
+
+def blocks(*parts: Text | str) -> list[Text]:
+    """Like ``lines``, but runs of code parts (``unwrapped``: keys, overrides) stay
+    blocks of their own, shown never wrapped (a chat message's copy-safe block)."""
+    out: list[Text] = []
+    run: list[Text | str] = []
+    code = False
+    for part in [*parts, None]:
+        is_code = isinstance(part, Text) and bool(part.no_wrap)
+        if part is None or (run and is_code != code):
+            if run:
+                joined = lines(*run)
+                out.append(unwrapped(joined) if code else joined)
+            run = []
+        if part is not None:
+            run.append(part)
+            code = is_code
     return out
 
 
@@ -107,18 +127,18 @@ def question_text(question: Question, lang: str) -> Text:
     return text
 
 
-def fix_text(diagnosis: Diagnosis, lang: str, *, has_config: bool) -> Text:
+def fix_text(diagnosis: Diagnosis, lang: str, *, has_config: bool) -> list[Text]:
     """Answer first: the fix in focus and its change, marked provisional while it may move."""
     decision = diagnosis.decision
     if not decision.recommendations:
-        return Text(t("chat.no_fix", lang), style="yellow")
+        return [Text(t("chat.no_fix", lang), style="yellow")]
     number = decision.focus
     rec = decision.recommendations[number]
     parts: list[Text | str] = [
         Text(t("chat.fix_n", lang, number=number + 1, title=rec.title), style="bold")
     ]
-    parts += [Text(f"  {key}={_scalar(value)}", style="green") for key, value in rec.patch.items()]
-    parts += [Text(f"  {key}={value}", style="green") for key, value in rec.env.items()]
+    parts += [code_line(f"{key}={_scalar(value)}") for key, value in rec.patch.items()]
+    parts += [code_line(f"{key}={value}") for key, value in rec.env.items()]
     parts += [Text(f"  {check}", style="yellow") for check in rec.checks]
     if not (rec.patch or rec.env or rec.checks):
         key = "chat.fix_no_value" if has_config else "chat.patch_needs_config"
@@ -128,7 +148,12 @@ def fix_text(diagnosis: Diagnosis, lang: str, *, has_config: bool) -> Text:
         parts.append(Text(t("chat.provisional", lang, assumed=assumed), style="italic yellow"))
     else:
         parts.append(Text(t("chat.confirmed", lang), style="italic green"))
-    return lines(*parts)
+    return blocks(*parts)
+
+
+def code_line(text: str) -> Text:
+    """A key or override line of a message: in a copy-safe block, never wrapped."""
+    return unwrapped(Text(f"  {text}", style="green", end=""))
 
 
 def _shown_answer(question: Question, lang: str) -> str:
@@ -140,20 +165,20 @@ def _shown_answer(question: Question, lang: str) -> str:
     return str(answer)
 
 
-def final_text(diagnosis: Diagnosis, lang: str, *, has_config: bool) -> Text:
-    """Once no question is open: the fix to try first, the others, where the patch is."""
+def final_text(diagnosis: Diagnosis, lang: str, *, has_config: bool) -> list[Text]:
+    """Once no question is open: the fix in view, the others, where the patch is."""
     decision = diagnosis.decision
     if not diagnosis.report.oom:
-        return Text(t("chat.nothing_to_fix", lang), style="dim")
+        return [Text(t("chat.nothing_to_fix", lang), style="dim")]
     if not decision.recommendations:
-        return Text(t("chat.no_fix", lang), style="yellow")
-    first, *others = decision.recommendations
+        return [Text(t("chat.no_fix", lang), style="yellow")]
+    recs = decision.recommendations
+    first = recs[decision.focus]
+    others = [rec for number, rec in enumerate(recs) if number != decision.focus]
     parts: list[Text | str] = [Text(t("chat.first_fix", lang, title=first.title), style="bold")]
     parts += [literal(line) for line in first.why.strip().splitlines()]
-    parts += [
-        Text(f"  {key}: {_scalar(value)}", style="green") for key, value in first.patch.items()
-    ]
-    parts += [Text(f"  {key}={value}", style="green") for key, value in first.env.items()]
+    parts += [code_line(f"{key}: {_scalar(value)}") for key, value in first.patch.items()]
+    parts += [code_line(f"{key}={value}") for key, value in first.env.items()]
     if others:
         parts.append(t("chat.also", lang, titles="; ".join(rec.title for rec in others)))
     answered = [q for q in decision.questions if q.source not in (None, "user")]
@@ -166,7 +191,7 @@ def final_text(diagnosis: Diagnosis, lang: str, *, has_config: bool) -> Text:
     else:
         key = "chat.no_patch" if has_config else "chat.patch_needs_config"
     parts.append(Text(t(key, lang), style="italic"))
-    return lines(*parts)
+    return blocks(*parts)
 
 
 def _answers(questions: Iterable[Question], lang: str) -> str:

@@ -97,6 +97,7 @@ class Outcome:
     docs: list[DocItem] | None = None
     query: str | None = None
     estimate: EstimateView | None = None  # for the config and log the session will hold
+    log_text: str | None = None  # a log read from a file, for the Log tab
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,28 @@ class DiagnosePath:
             config=config,
             docs=docs_of(diagnosis),
             estimate=estimate_of(config, diagnosis.report, self.lang),
+            log_text=log_tab_text(self.path),
         )
+
+
+LOG_TAB_LIMIT = 16 * 1024 * 1024  # the Log tab shows a file up to this size (bytes)
+
+
+def log_tab_text(path: str) -> str | None:
+    """A log file's text for the Log tab, as a paste would show it; None for a folder,
+    a file too large to lay out, or one that cannot be read."""
+    import gzip
+
+    target = Path(path).expanduser()
+    try:
+        if not target.is_file() or target.stat().st_size > LOG_TAB_LIMIT:
+            return None
+        raw = target.read_bytes()
+        if raw.startswith(b"\x1f\x8b"):
+            raw = gzip.decompress(raw)[: LOG_TAB_LIMIT * 4]
+    except (OSError, EOFError, ValueError):
+        return None
+    return raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
 
 
 @dataclass(frozen=True)

@@ -2,25 +2,51 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
 from textual import events
-from textual.containers import VerticalScroll
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Input, Static
 
-from assistant.tui.literal import is_multiline, normalize_paste
+from assistant.tui.literal import is_multiline, pasted
 from assistant.tui.messages import ChatSubmitted, LogSubmitted
+from assistant.tui.widgets.code import CodeBlock
+
+Blocks = Text | Sequence[Text]
 
 
-class ChatMessage(Static):
-    """One message; ``role`` is assistant, user or error (a CSS class)."""
+class ChatMessage(Vertical):
+    """One message; ``role`` is assistant, user or error (a CSS class).
 
-    def __init__(self, content: Text, role: str) -> None:
-        super().__init__(content, classes=f"message {role}", markup=False)
+    The content is a Text, or a list of them: one marked ``no_wrap`` (``unwrapped``),
+    a fix's keys and overrides, goes in a copy-safe block that is never wrapped."""
+
+    def __init__(self, content: Blocks, role: str) -> None:
+        super().__init__(classes=f"message {role}")
         self.role = role
-        self.plain = content.plain
+        self.blocks = _blocks(content)
+        self.plain = "\n".join(block.plain for block in self.blocks)
+
+    def compose(self) -> ComposeResult:
+        for block in self.blocks:
+            if block.no_wrap:
+                yield CodeBlock(block)
+            else:
+                yield Static(block, markup=False, classes="body")
+
+    def update(self, content: Blocks) -> None:
+        """Show ``content`` instead (the fix, updated in place after an answer)."""
+        self.blocks = _blocks(content)
+        self.plain = "\n".join(block.plain for block in self.blocks)
+        self.refresh(recompose=True)
+
+
+def _blocks(content: Blocks) -> list[Text]:
+    return [content] if isinstance(content, Text) else list(content)
 
 
 class ChatLog(VerticalScroll):
@@ -37,7 +63,7 @@ class ChatLog(VerticalScroll):
         """Laid out again (a new message, the question box closing): keep the end in view."""
         self.scroll_end(animate=False, immediate=True)
 
-    def say(self, content: Text, role: str = "assistant") -> ChatMessage:
+    def say(self, content: Blocks, role: str = "assistant") -> ChatMessage:
         """Add a message and bring it into view (mounting alone does not resize the log)."""
         message = ChatMessage(content, role)
         self.mount(message)
@@ -73,7 +99,18 @@ class ChatInput(Input):
         if is_multiline(event.text):
             event.prevent_default()
             event.stop()
-            self.post_message(LogSubmitted(normalize_paste(event.text)))
+            # the line gave way to a log: nothing of it (nor keys a terminal's parser
+            # made of its escape codes, which arrive before the paste) stays to be sent
+            self.clear_line()
+            self.post_message(LogSubmitted(pasted(event.text)))
+
+    def clear_line(self) -> None:
+        """Empty the line and forget a burst being gathered (a paste, Start over)."""
+        self.value = ""
+        self._burst = []
+        if self._burst_timer is not None:
+            self._burst_timer.stop()
+            self._burst_timer = None
 
     async def _on_key(self, event: events.Key) -> None:
         """Enter takes the line at once, before the keys queued behind it are typed in.

@@ -9,7 +9,7 @@ from textual.reactive import reactive
 from textual.widgets import Button, TextArea
 
 from assistant.tui.i18n import t
-from assistant.tui.literal import is_multiline, normalize_paste, restore, visible
+from assistant.tui.literal import is_multiline, pasted, restore, visible, without_colour
 from assistant.tui.messages import LogSubmitted
 
 
@@ -26,12 +26,13 @@ class PasteArea(TextArea):
             return  # a short snippet: let the TextArea insert it
         event.prevent_default()
         event.stop()
-        text = normalize_paste(event.text)
+        text = pasted(event.text)
         self.show_log(text)
         self.post_message(LogSubmitted(text, shown=True))
 
     def show_log(self, text: str) -> None:
-        self.load_text(visible(text))
+        """The log as a terminal shows it: colour codes gone, their text kept."""
+        self.load_text(visible(without_colour(text)))
 
 
 class PastePanel(Vertical):

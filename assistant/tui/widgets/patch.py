@@ -12,14 +12,16 @@ from textual.widgets import Static
 from assistant.models import Decision, Diagnosis, Recommendation
 from assistant.tui.i18n import t
 from assistant.tui.literal import literal
+from assistant.tui.widgets.code import CodeBlock, unwrapped
 from assistant.tui.widgets.panel import DiagnosisPanel
 
 SYNTAX_THEME = "ansi_dark"
 
 
 def code(text: str, lexer: str) -> Syntax:
+    """Highlighted code that is never wrapped (a wrap would split a key or a value)."""
     return Syntax(
-        text.rstrip("\n"), lexer, theme=SYNTAX_THEME, background_color="default", word_wrap=True
+        text.rstrip("\n"), lexer, theme=SYNTAX_THEME, background_color="default", word_wrap=False
     )
 
 
@@ -35,16 +37,19 @@ def recommendation_text(first: bool, rec: Recommendation, lang: str) -> Text:
     for line in rec.why.strip().splitlines():
         out.append("\n   ")
         out.append_text(literal(line))
-    for key, value in rec.patch.items():
-        out.append(f"\n   {key}: {_scalar(value)}", style="green")
-    for key, value in rec.env.items():
-        out.append(f"\n   {t('patch.env', lang)}: {key}={value}", style="green")
     if rec.code_change:
         out.append(f"\n   {t('patch.code_change', lang)}:", style="yellow")
         for line in rec.code_change.strip().splitlines():
             out.append("\n     ")
             out.append_text(literal(line, "yellow"))
     return out
+
+
+def change_text(rec: Recommendation, lang: str) -> Text | None:
+    """A fix's config keys and environment, one per line, for a copy-safe block."""
+    lines = [f"{key}: {_scalar(value)}" for key, value in rec.patch.items()]
+    lines += [f"{t('patch.env', lang)}: {key}={value}" for key, value in rec.env.items()]
+    return unwrapped(Text("\n".join(lines), style="green", end="")) if lines else None
 
 
 def _scalar(value: object) -> str:
@@ -69,7 +74,12 @@ def patch_widgets(diagnosis: Diagnosis | None, lang: str) -> Iterator[Widget]:
     if decision.recommendations:
         yield heading("patch.recommendations", lang)
         for number, rec in enumerate(decision.recommendations):
-            yield Static(recommendation_text(number == 0, rec, lang), classes="recommendation")
+            # the fix in view is marked: the patch above is its change
+            shown = number == decision.focus
+            yield Static(recommendation_text(shown, rec, lang), classes="recommendation")
+            change = change_text(rec, lang)
+            if change is not None:
+                yield CodeBlock(change)
     if decision.skipped:
         yield heading("patch.skipped", lang)
         skipped = Text(end="")
@@ -98,15 +108,18 @@ def _fragment(diagnosis: Diagnosis, lang: str) -> Iterator[Widget]:
     from assistant.render.data import dump_yaml
 
     yield heading("patch.fragment", lang)
-    yield Static(code(dump_yaml(decision.patch), "yaml"), id="patch-yaml", classes="code")
+    owner = decision.patch_from
+    if owner is not None and owner != decision.focus:  # a later fix's change: say whose
+        title = decision.recommendations[owner].title
+        yield Static(Text(t("patch.of_fix", lang, n=owner + 1, title=title)), classes="note")
+    yield CodeBlock(code(dump_yaml(decision.patch), "yaml"), id="patch-yaml")
     if decision.cli_overrides:
         yield heading("patch.overrides", lang)
-        yield Static(
-            literal("\n".join(decision.cli_overrides)), id="patch-overrides", classes="code"
-        )
+        overrides = unwrapped(literal("\n".join(decision.cli_overrides)))
+        yield CodeBlock(overrides, id="patch-overrides")
     if diagnosis.config_diff:
         yield heading("patch.diff", lang)
-        yield Static(code(diagnosis.config_diff, "diff"), id="patch-diff", classes="code")
+        yield CodeBlock(code(diagnosis.config_diff, "diff"), id="patch-diff")
     elif diagnosis.patched_config is None:
         yield Static(Text(t("patch.no_config", lang), style="dim"), classes="note")
     yield Static(Text(t("patch.keys_hint", lang), style="italic"), classes="note")
