@@ -17,7 +17,7 @@ from assistant.tree.questions import parse_answer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 KILLED = FIXTURES / "logs/signatures/sigkill-exit--bare.log"  # a bare SIGKILL, no message
-UNKNOWN = FIXTURES / "logs/signatures/torch-oom-bare--cut-copy.log"  # no frame, no phase
+UNKNOWN = FIXTURES / "logs/signatures/torch-oom-bare--alone.log"  # no frame, no phase
 TRAINING = FIXTURES / "tui/training_oom.log"
 CONFIG = FIXTURES / "configs/grpo_fsdp.yaml"
 
@@ -131,7 +131,7 @@ def test_an_unknown_phase_never_gets_a_training_knob_as_its_patch(run_cli) -> No
 def test_a_borrowed_patch_says_whose_it_is(run_cli, tmp_path: Path) -> None:
     """With a config and a known phase, a first fix without a change lends the patch to
     the next fix that has one; the text names it, the Try first block does not show it."""
-    log = FIXTURES / "advice/colocated_other_process.log"
+    log = FIXTURES / "advice/other_process_holds_a_third.log"
     result = run_cli("diagnose", str(log), "--config", str(CONFIG), "--non-interactive")
     block = _try_first(result.stdout)
     patch = result.stdout.split("Config patch (YAML fragment)", 1)[1]

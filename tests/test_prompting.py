@@ -66,7 +66,7 @@ def answer_in_terminal(typed: str, monkeypatch: pytest.MonkeyPatch) -> tuple[obj
     from assistant.config import load_config
 
     config = load_config(str(FIXTURES / "configs" / "grpo_fsdp.yaml"))
-    log = FIXTURES / "advice" / "colocated_other_process.log"
+    log = FIXTURES / "advice" / "other_process_holds_a_third.log"
     diagnosis = pipeline.diagnose_paths([str(log)], config=config, use_defaults=False)
     assert not diagnosis.decision.asking  # fix #1 needs no answer
     err = io.StringIO()
@@ -95,9 +95,9 @@ def test_declining_the_offer_keeps_the_defaults(monkeypatch: pytest.MonkeyPatch)
     assert "Fix #1 is settled" in err
     assert "multi-turn" not in err  # its question was not asked
     assert source_of(final, "multi_turn") == ("no", "default")
-    assert final.decision.recommendations[1].patch == {  # type: ignore[attr-defined]
-        "actor.mb_spec.max_tokens_per_mb": 4096
-    }
+    # the default floor (multi_turn = no); the memory fit check may add what it also needs
+    patch = final.decision.recommendations[1].patch  # type: ignore[attr-defined]
+    assert patch["actor.mb_spec.max_tokens_per_mb"] == 4096
 
 
 def test_closed_stdin_declines_the_offer(monkeypatch: pytest.MonkeyPatch) -> None:
