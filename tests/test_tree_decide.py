@@ -545,29 +545,28 @@ def test_proven_host_oom_does_not_ask_about_the_oom_killer() -> None:
     assert fixes(decision)[0] == "host-memory"
 
 
-def test_a_small_share_held_elsewhere_comes_right_after_the_phase_fix() -> None:
-    # 4 GiB of a 24 GiB card held by other processes beside a trainer that holds 19.5:
-    # the trainer's own fix first, the memory held elsewhere right after it
-    rep = LogReport(
+def _held_elsewhere(others_gib: int, total_gib: int = 24) -> LogReport:
+    """A training OOM whose figures show ``others_gib`` held by other processes."""
+    return LogReport(
         True,
         "training",
         "cuda_oom",
         0.9,
-        metrics={"other_processes_bytes": 4 * GIB, "total_capacity_bytes": 24 * GIB},
-        inferences=[Inference("held-by-other-processes", 4 * GIB, {"en": "held"})],
+        metrics={
+            "other_processes_bytes": others_gib * GIB,
+            "total_capacity_bytes": total_gib * GIB,
+        },
+        inferences=[Inference("held-by-other-processes", others_gib * GIB, {"en": "held"})],
     )
-    decision = run(rep, config("grpo_fsdp.yaml"))
+
+
+def test_a_small_share_held_elsewhere_comes_right_after_the_phase_fix() -> None:
+    # 4 GiB of a 24 GiB card held by other processes beside a trainer that holds 19.5:
+    # the trainer's own fix first, the memory held elsewhere right after it
+    decision = run(_held_elsewhere(4), config("grpo_fsdp.yaml"))
     assert fixes(decision)[:2] == ["micro-batch", "foreign-process"]
 
 
 def test_a_large_share_held_elsewhere_comes_first() -> None:
-    rep = LogReport(
-        True,
-        "training",
-        "cuda_oom",
-        0.9,
-        metrics={"other_processes_bytes": 13 * GIB, "total_capacity_bytes": 24 * GIB},
-        inferences=[Inference("held-by-other-processes", 13 * GIB, {"en": "held"})],
-    )
-    decision = run(rep, config("grpo_fsdp.yaml"))
+    decision = run(_held_elsewhere(13), config("grpo_fsdp.yaml"))
     assert fixes(decision)[0] == "foreign-process"
