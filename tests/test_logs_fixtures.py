@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_rule_examples import examples
 
 from assistant.knowledge import load_yaml
 from assistant.logs import read_and_classify
 from assistant.logs.rules import load_rules
-from tests.test_rule_examples import examples
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
 EXPECTED = yaml.safe_load((FIXTURES / "expected.yaml").read_text(encoding="utf-8"))
