@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from assistant.logs.lines import CleanLine
-from assistant.logs.rules import PhaseConfig, PhasePattern, Signature
+from assistant.logs.rules import SCOPES, PhaseConfig, PhasePattern, Signature
 from assistant.logs.vocabulary import (
     decay,
     has_name_inside,
@@ -208,8 +208,12 @@ def score_phase(
     scores: dict[str, float] = dict.fromkeys(("generation", "training", "weight_update"), 0.0)
     scores.update({"model_loading": 0.0, "host_memory": 0.0})
     fired: list[Fired] = []
+    readings = _readings(scopes, config)
     for pattern in config.patterns:
-        best = _best_scope(pattern, scopes, config, other_copies)
+        if pattern.generic:
+            best = _best_generic(pattern, readings)
+        else:
+            best = _best_scope(pattern, scopes, config, other_copies)
         if best is not None:
             fired.append(best)
     fired = _absorbed(fired)
@@ -302,10 +306,8 @@ def _best_scope(
     config: PhaseConfig,
     other_copies: Sequence[str],
 ) -> Fired | None:
-    if pattern.generic:
-        return _best_generic(pattern, scopes, config)
     best: Fired | None = None
-    for scope in ("line", "traceback", "before", "after"):
+    for scope in SCOPES:
         if scope not in pattern.where:
             continue
         factor = float(config.scope_factor[scope])
@@ -330,35 +332,58 @@ def fires(pattern: PhasePattern, text: str) -> bool:
     return bool(pattern.phrases) and has_phrase(text, pattern.phrases)
 
 
-def _best_generic(
-    pattern: PhasePattern, scopes: dict[str, list[WindowLine]], config: PhaseConfig
-) -> Fired | None:
-    """A core entry on its best line: weight x the line's role x its distance decay."""
-    best: Fired | None = None
-    for scope in ("line", "traceback", "before", "after"):
-        if scope not in pattern.where:
-            continue
+@dataclass(frozen=True)
+class _Reading:
+    """One line of a scope as the core entries weigh it, worked out once per window."""
+
+    line: WindowLine
+    share: float  # distance decay
+    role_factor: float | None  # the line's role; None for a quiet line (no word evidence)
+
+
+def _readings(
+    scopes: dict[str, list[WindowLine]], config: PhaseConfig
+) -> dict[str, list[_Reading]]:
+    """Each scope's lines in search order ("before" nearest first) with their decay and
+    role factor: every core entry reads the same lines, so this is done once."""
+    out: dict[str, list[_Reading]] = {}
+    for scope in SCOPES:
         lines = scopes[scope]
         ordered = list(reversed(lines)) if scope == "before" else lines
         lines_decay = float(config.decay_lines.get(scope, 0.0))
         head = lines[0].number if lines else None
+        readings: list[_Reading] = []
         for distance, line in enumerate(ordered):
             share = decay(distance, lines_decay) if scope in ("before", "after") else 1.0
-            # the failure line (and the process that printed it) is the message; the
-            # lines a message runs on to are read for what they are (a user's prose)
-            kind = "after" if scope == "line" and line.number != head else scope
-            if pattern.regex is not None:  # a line shape: what the line is, not who wrote it
-                role_factor = 1.0
-            elif any(q.search(line.text) for q in config.quiet):
-                continue  # a package list, a test report: its words are no evidence
-            else:
+            factor: float | None = None
+            if not any(q.search(line.text) for q in config.quiet):
+                # the failure line (and the process that printed it) is the message; the
+                # lines a message runs on to are read for what they are (a user's prose)
+                kind = "after" if scope == "line" and line.number != head else scope
                 role = line_role(line.text, kind, line.clean.ts_key is not None)
-                role_factor = float(config.role_factor[role])
-            score = pattern.weight * role_factor * share
+                factor = float(config.role_factor[role])
+            readings.append(_Reading(line, share, factor))
+        out[scope] = readings
+    return out
+
+
+def _best_generic(pattern: PhasePattern, readings: dict[str, list[_Reading]]) -> Fired | None:
+    """A core entry on its best line: weight x the line's role x its distance decay. A
+    line shape (a regex) counts what the line is, whoever wrote it; words on a quiet line
+    (a package list, a test report) are no evidence."""
+    best: Fired | None = None
+    for scope in SCOPES:
+        if scope not in pattern.where:
+            continue
+        for reading in readings[scope]:
+            factor = 1.0 if pattern.regex is not None else reading.role_factor
+            if factor is None:
+                continue
+            score = pattern.weight * factor * reading.share
             if best is not None and score <= best.score:
                 continue
-            if fires(pattern, line.text):
-                best = Fired(pattern, scope, line, score)
+            if fires(pattern, reading.line.text):
+                best = Fired(pattern, scope, reading.line, score)
     return best
 
 

@@ -60,6 +60,7 @@ PATH_PARTS_KEPT = 3  # a frame's folder names far from its file are the user's (
 _HOST_PREFIX = re.compile(r"^\s*[\w.-]+:\d+:\d+\s+\[\d+\]")
 
 
+@lru_cache(maxsize=4096)
 def line_words(text: str) -> tuple[str, ...]:
     """``parts`` of a line, where a frame's file path keeps only its last folders: the
     package and module say what runs, a home or project folder above them does not."""
