@@ -76,8 +76,33 @@ def test_install_makes_the_linux_driver_build_the_paste_safe_parser(monkeypatch)
     from textual.drivers import linux_driver
 
     monkeypatch.setattr(linux_driver, "XTermParser", XTermParser)
-    install()
+    assert install() is True
     assert linux_driver.XTermParser is PasteSafeParser
+    assert install() is True  # a second call finds it in and changes nothing
+
+
+def test_install_says_so_where_textual_lays_its_driver_out_otherwise(monkeypatch) -> None:
+    """A Textual whose driver names no parser class: nothing is patched, and False
+    comes back so the TUI can say so (before, this case was silent)."""
+    from textual.drivers import linux_driver
+
+    monkeypatch.delattr(linux_driver, "XTermParser")
+    assert install() is False
+    assert not hasattr(linux_driver, "XTermParser")
+
+
+@pilot_test
+async def test_the_chat_says_once_when_pastes_are_not_paste_safe(stub):
+    app = make_app(lang="en")
+    app.paste_safe = False
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        said = [m.plain for m in app.query(ChatMessage) if "escape code" in m.plain]
+        assert len(said) == 1 and "areal-doctor tui LOG" in said[0]
+    safe = make_app(lang="en")
+    async with safe.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert not [m for m in safe.query(ChatMessage) if "escape code" in m.plain]
 
 
 @pilot_test

@@ -43,7 +43,8 @@ def run_tui(
             raise UserError(f"{what} not found: {given}")
     from assistant.tui import pasteparse
 
-    pasteparse.install()  # a paste with colour codes arrives whole, none of it as keys
+    paste_safe = pasteparse.install()  # a paste with colour codes arrives whole, not as keys
     app = make_app(path, config_path, lang, redact)
+    app.paste_safe = paste_safe
     app.run()
     return app.return_code or 0

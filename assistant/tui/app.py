@@ -124,6 +124,7 @@ class DoctorApp(App[int], inherit_bindings=False):
         self.session = Session(lang=lang, redact=redact)
         self.set_reactive(DoctorApp.lang, lang)
         self.talk = Conversation(self)
+        self.paste_safe = True  # run_tui sets False where the paste-safe parser is not in
 
     def compose(self) -> ComposeResult:
         yield Header(icon="✚")
@@ -164,6 +165,8 @@ class DoctorApp(App[int], inherit_bindings=False):
         self.query_one("#progress").display = False
         self.watch_lang(self.lang)
         self.talk.welcome()
+        if not self.paste_safe:
+            self.talk.note("chat.paste_unsafe")
         if self.start_path:
             self.start(self.session.diagnose_path(self.start_path, self.start_config))
         elif self.start_config:

@@ -94,13 +94,22 @@ class PasteSafeParser(XTermParser):
         return super().feed(safe)
 
 
-def install() -> None:
-    """Have Textual's terminal driver build the paste-safe parser (for ``run_tui``).
+def install() -> bool:
+    """Have Textual's terminal driver build the paste-safe parser (for ``run_tui``);
+    True when it took effect.
 
-    The driver names the parser class as a module attribute; where a Textual version
-    lays it out otherwise, nothing is changed (pastes then work as Textual's own).
+    The driver names the parser class as a module attribute, which is not Textual's
+    public API. Where a Textual version lays it out otherwise, nothing is changed and
+    False comes back: the TUI then says once that pasted colour codes may be read as
+    keys, so the gap is never silent (``tests/test_tui_rough_edges.py`` also fails on
+    such a version).
     """
-    from textual.drivers import linux_driver
-
-    if getattr(linux_driver, "XTermParser", None) is XTermParser:
+    try:
+        from textual.drivers import linux_driver
+    except ImportError:  # no Linux driver here (Windows): Textual's own parser is used
+        return False
+    current = getattr(linux_driver, "XTermParser", None)
+    if current is XTermParser:
         setattr(linux_driver, "XTermParser", PasteSafeParser)  # noqa: B010 - a private name
+        return True
+    return current is PasteSafeParser
