@@ -14,6 +14,8 @@ import ast
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent / "assistant"
 
 # The one cycle still open: the tree.yaml validator and the engine's registries
@@ -166,44 +168,40 @@ def test_allowed_cycles_still_exist() -> None:
     assert not stale, f"these cycles are gone; remove them from ALLOWED: {stale}"
 
 
-def _package(root: Path, files: Mapping[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root / "pkg"
-
-
-def test_walker_sees_imports_in_functions_relative_and_from_init(tmp_path: Path) -> None:
-    root = _package(
-        tmp_path,
+CASES = {
+    # an import inside a function, a relative one, and a name of pkg's own __init__
+    "cycle": (
         {
             "pkg/__init__.py": "from pkg.a import run\n",
             "pkg/a.py": "def run():\n    from .sub import b\n",
             "pkg/sub/__init__.py": "",
-            "pkg/sub/b.py": "from pkg import run\n",  # a name of pkg's __init__
-            "pkg/c.py": "from pkg import a\nimport pkg.sub.b\n",  # submodules, no cycle
+            "pkg/sub/b.py": "from pkg import run\n",
+            "pkg/c.py": "from pkg import a\nimport pkg.sub.b\n",  # submodules: no edge to pkg
         },
-    )
-    graph = import_graph(root)
-    assert graph["pkg.a"] == {"pkg.sub.b"}
-    assert graph["pkg.sub.b"] == {"pkg"}
-    assert graph["pkg.c"] == {"pkg.a", "pkg.sub.b"}
-    (found,) = cycles(graph)
-    assert found == {"pkg", "pkg.a", "pkg.sub.b"}
-    assert describe(graph, found) == "3 modules: pkg -> pkg.a -> pkg.sub.b -> pkg"
-
-
-def test_walker_finds_no_cycle_in_a_chain(tmp_path: Path) -> None:
-    root = _package(
-        tmp_path,
+        {"pkg.a": {"pkg.sub.b"}, "pkg.sub.b": {"pkg"}, "pkg.c": {"pkg.a", "pkg.sub.b"}},
+        ["3 modules: pkg -> pkg.a -> pkg.sub.b -> pkg"],
+    ),
+    # a chain, one link only for type checking: no cycle
+    "chain": (
         {
             "pkg/__init__.py": "",
             "pkg/a.py": "from . import b\n",
             "pkg/b.py": "import typing\nif typing.TYPE_CHECKING:\n    from pkg import c\n",
             "pkg/c.py": "import os\n",
         },
-    )
-    graph = import_graph(root)
-    assert graph["pkg.b"] == {"pkg.c"}
-    assert cycles(graph) == []
+        {"pkg.a": {"pkg.b"}, "pkg.b": {"pkg.c"}, "pkg.c": set()},
+        [],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_walker_on_a_small_package(tmp_path: Path, case: str) -> None:
+    files, edges, expected = CASES[case]
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    graph = import_graph(tmp_path / "pkg")
+    assert {name: graph[name] for name in edges} == edges
+    assert [describe(graph, c) for c in cycles(graph)] == expected
