@@ -105,6 +105,23 @@ class LogFacts(TypedDict, total=False):
     first_error_what: dict[str, str]  # its explanation, {"en": ..., "zh": ...}
 
 
+class Allocation(TypedDict, total=False):
+    """The failed request explained (the contract's ``allocation``; assistant/memory)."""
+
+    tensor: str  # logits, kv_cache, weights, gradients, optimizer_state, activations, ...
+    bytes: int  # what the arithmetic gives for it
+    formula: str  # the arithmetic, in the output language
+    inputs: Mapping[str, object]  # the figures the formula used (tokens, vocabulary, ...)
+    requested_bytes: int  # what the log says was asked for
+    matches_request: bool
+    matched_by: str  # "frame and arithmetic" | "arithmetic"
+    model: str
+    model_source: str  # "table" | "config.json"
+    frame: str  # the failing frame that named the tensor
+    note: str
+    arithmetic_check: Mapping[str, object]  # a training rank's estimate against the log
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One log line that supports a finding."""
@@ -295,9 +312,8 @@ class Diagnosis:
     lang: Lang = "en"
     patched_config: str | None = None  # text of the patched copy of --config
     config_diff: str | None = None  # unified diff of that copy against the original
-    # the failed request explained from the config and the model (assistant/memory):
-    # the contract's ``allocation`` object, read-only
-    allocation: Mapping[str, Any] | None = None
+    # the failed request explained from the config and the model (assistant/memory)
+    allocation: Allocation | None = None
 
 
 def nested(flat: Mapping[str, PatchValue]) -> NestedPatch:

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from assistant.models import (
+    Allocation,
     Answers,
     Decision,
     Diagnosis,
@@ -111,7 +112,7 @@ def conclude(
         lang=out_lang,
         patched_config=patched,
         config_diff=diff,
-        allocation=MappingProxyType(allocation) if allocation is not None else None,
+        allocation=allocation,
     )
 
 
@@ -141,7 +142,7 @@ def explain_allocation(
     model_config: str | None = None,
     lang: str = "en",
     memory_behaviour: str | None = None,
-) -> dict[str, object] | None:
+) -> Allocation | None:
     """The failed request explained by the memory arithmetic (None when it cannot be),
     its formula and note in ``lang``; ``memory_behaviour`` is the version of AReaL's
     memory behaviour the user's answer chose (None: the stated default)."""
