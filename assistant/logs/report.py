@@ -75,7 +75,10 @@ class Verdict:
     metrics: Metrics = field(default_factory=lambda: NO_METRICS)
     stage: str | None = None
     input_kind: str = "log"
-    language: Lang = "en"  # a description's own; a log's comes from the Reading
+    # the language of a description (input_kind "description"; a one-line paste whose
+    # words gave the phase and that has no figures is one too, and keeps "en"); a log's
+    # comes from the Reading
+    language: Lang = "en"
 
 
 @dataclass(frozen=True)
