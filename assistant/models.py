@@ -11,7 +11,8 @@ Stages never mutate what an earlier stage produced.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
 from typing import Any, Literal, TypedDict
 
 Phase = Literal[
@@ -37,6 +38,18 @@ FlatPatch = dict[str, PatchValue]
 # The same change as a nested YAML fragment: {"actor": {"mb_spec": {...}}}. Only for
 # output (JSON/YAML ``patch``, the TUI's Patch tab); made from a FlatPatch by ``nested``.
 NestedPatch = dict[str, Any]
+
+# The log's own figures (bytes, counts, the rank): read-only once a report holds them.
+Metrics = Mapping[str, int | float]
+NO_METRICS: Metrics = MappingProxyType({})
+# Texts per language ({"en": ..., "zh": ...}), read-only.
+Texts = Mapping[str, str]
+
+
+def frozen_metrics(values: Mapping[str, int | float]) -> Metrics:
+    """A read-only copy: a report and its findings never share a changeable dict."""
+    return MappingProxyType(dict(values))
+
 
 PHASES: tuple[str, ...] = (
     "generation",
@@ -92,6 +105,23 @@ class LogFacts(TypedDict, total=False):
     first_error_what: dict[str, str]  # its explanation, {"en": ..., "zh": ...}
 
 
+class Allocation(TypedDict, total=False):
+    """The failed request explained (the contract's ``allocation``; assistant/memory)."""
+
+    tensor: str  # logits, kv_cache, weights, gradients, optimizer_state, activations, ...
+    bytes: int  # what the arithmetic gives for it
+    formula: str  # the arithmetic, in the output language
+    inputs: Mapping[str, object]  # the figures the formula used (tokens, vocabulary, ...)
+    requested_bytes: int  # what the log says was asked for
+    matches_request: bool
+    matched_by: str  # "frame and arithmetic" | "arithmetic"
+    model: str
+    model_source: str  # "table" | "config.json"
+    frame: str  # the failing frame that named the tensor
+    note: str
+    arithmetic_check: Mapping[str, object]  # a training rank's estimate against the log
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One log line that supports a finding."""
@@ -105,21 +135,21 @@ class Evidence:
     context: tuple[str, ...] = ()  # a few cleaned lines before it, for display
 
 
-@dataclass
+@dataclass(frozen=True)
 class Finding:
     """One memory failure, possibly repeated on many ranks (grouped by fingerprint)."""
 
     signature: str  # id in knowledge/signatures.yaml
     kind: Kind
     phase: Phase
-    evidence: list[Evidence]  # evidence[0] is the failure line itself
-    metrics: dict[str, int | float] = field(default_factory=dict)
-    phase_reasons: list[str] = field(default_factory=list)  # which phase patterns fired
+    evidence: tuple[Evidence, ...]  # evidence[0] is the failure line itself
+    metrics: Metrics = field(default_factory=lambda: NO_METRICS)
+    phase_reasons: tuple[str, ...] = ()  # which phase patterns fired
     count: int = 1
-    ranks: list[int] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
+    ranks: tuple[int, ...] = ()
+    files: tuple[str, ...] = ()
     fingerprint: str = ""
-    group_reason: dict[str, str] | None = None  # {"en", "zh"}: why repeated lines were merged
+    group_reason: Texts | None = None  # {"en", "zh"}: why repeated lines were merged
 
 
 @dataclass(frozen=True)
@@ -128,7 +158,7 @@ class Consequence:
 
     what: str  # e.g. nccl_timeout, hang, sigterm, connection_reset, child_failed
     count: int
-    ranks: list[int]
+    ranks: tuple[int, ...]
     example: Evidence
 
 
@@ -138,7 +168,7 @@ class Inference:
 
     id: str
     value: float | int | None
-    text: dict[str, str]  # {"en": ..., "zh": ...}
+    text: Texts  # {"en": ..., "zh": ...}
 
 
 @dataclass(frozen=True)
@@ -148,23 +178,27 @@ class Notice:
 
     id: str  # e.g. kv-retraction (knowledge/lookalikes.yaml `notice`)
     count: int
-    text: dict[str, str]  # {"en": ..., "zh": ...}: what it means
+    text: Texts  # {"en": ..., "zh": ...}: what it means
     evidence: tuple[Evidence, ...] = ()
 
 
-@dataclass
+@dataclass(frozen=True)
 class LogReport:
-    """What reading and classifying the input found."""
+    """What reading and classifying the input found.
+
+    Built once, from its parts (``assistant/logs/report.py``); a later stage that
+    decides otherwise (an answer of the user) makes a new one with ``replace``.
+    """
 
     oom: bool
     phase: Phase
     kind: Kind
     confidence: float
-    evidence: list[Evidence] = field(default_factory=list)
-    metrics: dict[str, int | float] = field(default_factory=dict)
-    inferences: list[Inference] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)  # root cause first
-    consequences: list[Consequence] = field(default_factory=list)
+    evidence: tuple[Evidence, ...] = ()
+    metrics: Metrics = field(default_factory=lambda: NO_METRICS)
+    inferences: tuple[Inference, ...] = ()
+    findings: tuple[Finding, ...] = ()  # root cause first
+    consequences: tuple[Consequence, ...] = ()
     first_error: Evidence | None = None  # when oom is false: the first real error, if any
     # Facts read from the log that the decision tree may use, e.g.
     # {"expandable_segments": True, "sleep_mode": True, "server": "sglang",
@@ -173,15 +207,15 @@ class LogReport:
     # where inside the phase it failed (knowledge/stages.yaml), e.g. "optimizer_state_init"
     stage: str | None = None
     language: Lang = "en"  # language the input is written in
-    files: list[str] = field(default_factory=list)
+    files: tuple[str, ...] = ()
     lines_read: int = 0
     input_kind: str = "log"  # "log" or "description" (a short text such as "训练时显存爆了")
-    unread: list[str] = field(default_factory=list)  # "file: why" for files skipped in folders
-    notices: list[Notice] = field(default_factory=list)
+    unread: tuple[str, ...] = ()  # "file: why" for files skipped in folders
+    notices: tuple[Notice, ...] = ()
     # what an answer of the user changed in the verdict: field -> question id
     # (questions.yaml ``outcome``), and the report as the log was read, which the
     # tree walks again when answers change (``pipeline.conclude``)
-    answered: dict[str, str] = field(default_factory=dict)
+    answered: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     as_read: LogReport | None = field(default=None, repr=False, compare=False)
 
 
@@ -268,16 +302,18 @@ class DocRef:
     snippet: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Diagnosis:
+    """Every stage's result, joined once by ``pipeline.conclude``."""
+
     report: LogReport
     decision: Decision = field(default_factory=Decision)
-    docs: list[DocRef] = field(default_factory=list)
+    docs: tuple[DocRef, ...] = ()
     lang: Lang = "en"
     patched_config: str | None = None  # text of the patched copy of --config
     config_diff: str | None = None  # unified diff of that copy against the original
     # the failed request explained from the config and the model (assistant/memory)
-    allocation: dict[str, Any] | None = None
+    allocation: Allocation | None = None
 
 
 def nested(flat: Mapping[str, PatchValue]) -> NestedPatch:
@@ -293,10 +329,11 @@ def nested(flat: Mapping[str, PatchValue]) -> NestedPatch:
 
 
 def to_plain(value: Any) -> Any:
-    """Dataclasses to plain dicts/lists for JSON and YAML output."""
-    if hasattr(value, "__dataclass_fields__"):
-        return {k: to_plain(v) for k, v in asdict(value).items()}
-    if isinstance(value, dict):
+    """Dataclasses to plain dicts/lists for JSON and YAML output (read-only mappings and
+    tuples included: ``asdict`` cannot copy a ``MappingProxyType``)."""
+    if hasattr(value, "__dataclass_fields__") and not isinstance(value, type):
+        return {f.name: to_plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, Mapping):
         return {str(k): to_plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [to_plain(v) for v in value]

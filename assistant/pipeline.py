@@ -10,9 +10,11 @@ from __future__ import annotations
 import locale
 import os
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from assistant.models import (
+    Allocation,
     Answers,
     Decision,
     Diagnosis,
@@ -93,19 +95,25 @@ def conclude(
     out_lang = resolve_lang(lang, report)
     decision = decide(report, config, answers or {}, out_lang, use_defaults, focus)
     report = answered_report(report, decision)
-    diagnosis = Diagnosis(report=report, decision=decision, lang=out_lang)
     told = (answers or {}).get("areal_memory")  # which AReaL memory behaviour, if said
-    diagnosis.allocation = explain_allocation(
+    allocation = explain_allocation(
         report, config, model_config, out_lang, told[0] if told else None
     )
-    diagnosis.docs = retrieve_docs(report, decision, out_lang)
+    patched = diff = None
     if config is not None and decision.patch:
         from assistant.config import patched_text, unified_diff
 
-        flat = flat_patch(decision)
-        diagnosis.patched_config = patched_text(config, flat)
-        diagnosis.config_diff = unified_diff(config, diagnosis.patched_config)
-    return diagnosis
+        patched = patched_text(config, flat_patch(decision))
+        diff = unified_diff(config, patched)
+    return Diagnosis(
+        report=report,
+        decision=decision,
+        docs=tuple(retrieve_docs(report, decision, out_lang)),
+        lang=out_lang,
+        patched_config=patched,
+        config_diff=diff,
+        allocation=allocation,
+    )
 
 
 def answered_report(report: LogReport, decision: Decision) -> LogReport:
@@ -124,7 +132,7 @@ def answered_report(report: LogReport, decision: Decision) -> LogReport:
         values.update(kind="none", phase="none")
         if report.first_error is None and report.evidence:
             values["first_error"] = report.evidence[0]
-    answered = {name: qid for name, (_value, qid) in changes.items()}
+    answered = MappingProxyType({name: qid for name, (_value, qid) in changes.items()})
     return replace(report, **values, answered=answered, as_read=report)
 
 
@@ -134,7 +142,7 @@ def explain_allocation(
     model_config: str | None = None,
     lang: str = "en",
     memory_behaviour: str | None = None,
-) -> dict[str, object] | None:
+) -> Allocation | None:
     """The failed request explained by the memory arithmetic (None when it cannot be),
     its formula and note in ``lang``; ``memory_behaviour`` is the version of AReaL's
     memory behaviour the user's answer chose (None: the stated default)."""

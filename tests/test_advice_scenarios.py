@@ -7,6 +7,7 @@ and PyTorch output); configs are small AReaL-shaped YAML texts written here.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -193,7 +194,7 @@ def test_decode_with_a_full_pool_reduces_concurrency_first_and_names_the_status_
 def test_sglang_fraction_first_only_with_the_evidence_named():
     # the same decode failure, but the server's status line shows a pool with room
     report = read_and_classify([str(ADVICE / "sglang_decode_pool_full.log")])
-    report.facts["token_usage"] = 0.41
+    report = replace(report, facts={**report.facts, "token_usage": 0.41})
     diagnosis = conclude(report, config=config_from_text(RL_CONFIG), lang="en")
     first = diagnosis.decision.recommendations[0]
     assert first.fix == "sglang-fraction-lower"

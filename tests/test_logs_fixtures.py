@@ -47,14 +47,14 @@ def _check_ranks(report, entry: dict) -> None:
     if "root_line" in entry:
         assert report.evidence[0].line == entry["root_line"]
     if "ranks" in entry:
-        assert report.findings[0].ranks == entry["ranks"]
+        assert list(report.findings[0].ranks) == entry["ranks"]
     if "count" in entry:
         assert report.findings[0].count == entry["count"]
     if entry.get("grouped"):
         assert report.findings[0].group_reason
     for what, expected in entry.get("consequences", {}).items():
         found = {c.what: c for c in report.consequences}[what]
-        assert (found.count, found.ranks) == (expected["count"], expected["ranks"])
+        assert (found.count, list(found.ranks)) == (expected["count"], expected["ranks"])
 
 
 def _inline_examples(file: str, section: str) -> dict[str, int]:

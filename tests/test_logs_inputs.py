@@ -85,7 +85,7 @@ def test_stdin_dash(monkeypatch: pytest.MonkeyPatch) -> None:
     stream = io.TextIOWrapper(io.BytesIO((TRAINING_TRACE + OOM_LINE + "\n").encode()))
     monkeypatch.setattr(sys, "stdin", stream)
     report = read_and_classify(["-"])
-    assert report.oom and report.files == ["<stdin>"]
+    assert report.oom and list(report.files) == ["<stdin>"]
 
 
 def test_folder_is_searched_recursively_for_log_suffixes(tmp_path: Path) -> None:
@@ -160,6 +160,6 @@ def test_truncated_message_with_nul_is_text() -> None:
 
 def test_pasted_text_is_classified_without_files() -> None:
     report = classify_text(TRAINING_TRACE + OOM_LINE, name="paste")
-    assert (report.oom, report.phase, report.files) == (True, "training", ["paste"])
+    assert (report.oom, report.phase, list(report.files)) == (True, "training", ["paste"])
     with pytest.raises(UserError, match="empty input"):
         classify_text("   ")

@@ -146,8 +146,13 @@ def test_why_text_uses_the_arithmetic(run_cli) -> None:
 def test_explain_ignores_missing_requests(request_gib: float) -> None:
     from assistant.models import LogReport
 
-    report = LogReport(oom=True, phase="training", kind="cuda_oom", confidence=1.0)
-    report.metrics["tried_to_allocate_bytes"] = request_gib
+    report = LogReport(
+        oom=True,
+        phase="training",
+        kind="cuda_oom",
+        confidence=1.0,
+        metrics={"tried_to_allocate_bytes": request_gib},
+    )
     config = load_config(f"{FIX}/grpo-7b.yaml")
     assert explain(report, config, table_entry("Qwen/Qwen2.5-7B-Instruct")) is None
 

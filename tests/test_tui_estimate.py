@@ -6,6 +6,8 @@ units of the Session's estimate job, which needs no Textual.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from lang_helpers import CJK, english_words
 from textual.widgets import Input, Static, TabbedContent
@@ -161,8 +163,13 @@ async def test_an_unknown_model_says_why_in_the_tab(tmp_path):
 def test_estimate_of_uses_the_logs_capacity_only_when_stated():
     config = load_config(str(CONFIG))
     assert estimate_of(None, None) is None
-    stated = LogReport(oom=True, phase="training", kind="cuda_oom", confidence=0.9)
-    stated.metrics["total_capacity_bytes"] = 40 * GIB
+    stated = LogReport(
+        oom=True,
+        phase="training",
+        kind="cuda_oom",
+        confidence=0.9,
+        metrics={"total_capacity_bytes": 40 * GIB},
+    )
     view = estimate_of(config, stated)
     assert view is not None and view.gpu_from_log
     assert view.result["gpu_memory_bytes"] == 40 * GIB
@@ -182,8 +189,8 @@ def test_the_capacity_of_a_later_finding_counts_when_the_root_cause_lacks_it():
         oom=True, phase="training", kind="cuda_oom", confidence=0.9, findings=[truncated, full]
     )
     assert gpu_capacity(report) == 7 * GIB
-    report.metrics["total_capacity_bytes"] = 9 * GIB
-    assert gpu_capacity(report) == 9 * GIB
+    stated = replace(report, metrics={"total_capacity_bytes": 9 * GIB})
+    assert gpu_capacity(stated) == 9 * GIB
     assert gpu_capacity(LogReport(oom=False, phase="none", kind="none", confidence=0)) is None
 
 

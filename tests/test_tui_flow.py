@@ -236,7 +236,9 @@ async def test_a_log_given_as_path_is_diagnosed_at_start(stub):
     app = make_app(str(FIXTURES / "training_oom.log"), lang="zh")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert app.session.report is not None and app.session.report.files == ["training_oom.log"]
+        assert app.session.report is not None and list(app.session.report.files) == [
+            "training_oom.log"
+        ]
         assert "(zh) Is the rollout multi-turn?" in chat_texts(app)[-1]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import string
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -154,8 +155,8 @@ def test_save_and_copy_texts_come_from_the_decision():
 
 
 def test_the_patched_config_is_saved_when_there_is_one():
-    diagnosis = diagnosis_with_patch()
-    diagnosis.patched_config = "actor:\n  mb_spec:\n    max_tokens_per_mb: 3072  # kept\n"
+    kept = "actor:\n  mb_spec:\n    max_tokens_per_mb: 3072  # kept\n"
+    diagnosis = replace(diagnosis_with_patch(), patched_config=kept)
     assert Session(lang="en", diagnosis=diagnosis).patch_text() == diagnosis.patched_config
 
 

@@ -280,16 +280,16 @@ class StubPipeline:
             decision.questions = self.questions(answers, lang)
             self.fix(decision, answers)
             decision.focus = max(0, min(focus, len(decision.recommendations) - 1))
-        diagnosis = Diagnosis(report=report, decision=decision, lang=lang)
+        patched = diff = None
         if config is not None and decision.patch:
             from assistant.config import patched_text, unified_diff
 
             value = decision.patch["actor"]["mb_spec"]["max_tokens_per_mb"]
-            diagnosis.patched_config = patched_text(
-                config, {"actor.mb_spec.max_tokens_per_mb": value}
-            )
-            diagnosis.config_diff = unified_diff(config, diagnosis.patched_config)
-        return diagnosis
+            patched = patched_text(config, {"actor.mb_spec.max_tokens_per_mb": value})
+            diff = unified_diff(config, patched)
+        return Diagnosis(
+            report=report, decision=decision, lang=lang, patched_config=patched, config_diff=diff
+        )
 
     def questions(self, answers: dict[str, tuple[str, str]], lang: str) -> list[Question]:
         multi = Question(

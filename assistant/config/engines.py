@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from assistant.config import defaults
+import assistant.config.defaults as defaults
 from assistant.config.backend import (
     Backend,
     BackendError,

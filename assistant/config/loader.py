@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assistant.config import defaults
+import assistant.config.defaults as defaults
 from assistant.config.interpolate import UNKNOWN, Resolver
 from assistant.errors import UserError
 
@@ -136,6 +136,11 @@ class ExperimentConfig:
 
     def __post_init__(self) -> None:
         self._resolver = Resolver(self.data)
+
+    def model_path(self) -> str | None:
+        """The model the actor trains (``actor.path``), when the config names one."""
+        value = self.get("actor.path")
+        return value if isinstance(value, str) and value else None
 
     def raw(self, key: str) -> Any:
         """The value as written at ``key`` (no interpolation), ``UNKNOWN`` if absent."""

@@ -17,10 +17,7 @@ MAX_CONFIG_JSON = 1024 * 1024
 
 
 def model_path(config: ExperimentConfig | None) -> str | None:
-    if config is None:
-        return None
-    value = config.get("actor.path")
-    return value if isinstance(value, str) and value else None
+    return config.model_path() if config is not None else None
 
 
 def params_from_name(name: str | None) -> float | None:

@@ -11,16 +11,25 @@ rules on candidate lines) -> classify (group, order, windows, phase) -> report.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from assistant.errors import UserError
 from assistant.logs.classify import Analyser, Collected, collect
 from assistant.logs.describe import classify_description, describe_phase, is_short, log_language
-from assistant.logs.infer import SELF_MATCH_TOLERANCE, inferences
+from assistant.logs.infer import SELF_MATCH_TOLERANCE
 from assistant.logs.inputs import Source, SourceSet, open_sources
 from assistant.logs.match import LineMatcher
 from assistant.logs.paste import REPAIR_MAX_BYTES, Repaired, rejoin, repair
-from assistant.logs.report import no_oom_report, notices, oom_report, remap_lines
+from assistant.logs.report import (
+    LineMap,
+    Names,
+    Others,
+    Reading,
+    Verdict,
+    assemble,
+    no_oom_verdict,
+    notices,
+    oom_verdict,
+)
 from assistant.logs.rules import Rules, load_rules
 from assistant.logs.scan import scan_files
 from assistant.logs.smi import (
@@ -30,7 +39,7 @@ from assistant.logs.smi import (
     ranks_piled_on_one_gpu,
     strangers_beside_the_job,
 )
-from assistant.models import LogReport, Progress
+from assistant.models import LogFacts, LogReport, Metrics, Phase, Progress
 
 __all__ = ["classify_text", "read_and_classify"]
 
@@ -43,9 +52,7 @@ def read_and_classify(paths: Sequence[str], progress: Progress | None = None) ->
     Raises UserError for missing, empty, unreadable or binary input.
     """
     with open_sources(list(paths)) as sources:
-        report = _read_pastes(sources, progress)
-        report.unread = list(sources.unread)
-        return report
+        return _read_pastes(sources, progress)
 
 
 def classify_text(text: str, name: str = "<pasted>") -> LogReport:
@@ -80,6 +87,8 @@ def _read_pastes(sources: SourceSet, progress: Progress | None) -> LogReport:
 def _classify_repaired(
     sources: SourceSet, fix: Repair, progress: Progress | None, only_changed: bool = False
 ) -> LogReport | None:
+    """Classify the sources, each read from a repaired copy where ``fix`` changed it; the
+    evidence keeps the line numbers of the user's own files."""
     repaired: dict[int, Repaired] = {}
     todo: list[Source] = []
     pasted = sources.total_bytes <= REPAIR_MAX_BYTES  # pastes are small; run logs are not
@@ -92,11 +101,10 @@ def _classify_repaired(
         todo.append(copy)
     if only_changed and not repaired:
         return None
-    report = _classify(todo, progress)
-    if repaired:
-        remap_lines(report, {i: r.original_line for i, r in repaired.items()}, report.files)
-        report.lines_read = sum(_line_count(s) for s in sources.sources)
-    return report
+    line_maps: dict[int, LineMap] = {i: r.original_line for i, r in repaired.items()}
+    names = Names(tuple(s.name for s in todo), line_maps)
+    lines_read = sum(_line_count(s) for s in sources.sources) if repaired else None
+    return _classify(todo, progress, names, tuple(sources.unread), lines_read)
 
 
 def _line_count(source: Source) -> int:
@@ -121,9 +129,16 @@ def _repaired_copy(
     return fixed, copy
 
 
-def _classify(sources: Sequence[Source], progress: Progress | None) -> LogReport:
+def _classify(
+    sources: Sequence[Source],
+    progress: Progress | None,
+    names: Names,
+    unread: tuple[str, ...],
+    lines_read: int | None,
+) -> LogReport:
+    """Read, match and classify; then assemble the report once from the verdict and the
+    input's parts. ``lines_read``: the user's own files' count when copies were read."""
     rules = load_rules()
-    names = [s.name for s in sources]
     scans = scan_files([s.path for s in sources], [s.size for s in sources], progress)
     collected = collect(sources, scans, LineMatcher(rules))
     analyser = Analyser(sources, rules)
@@ -132,75 +147,76 @@ def _classify(sources: Sequence[Source], progress: Progress | None) -> LogReport
     short_text = sample if len(sources) == 1 and is_short(sample, rules.describe) else None
     if short_text is not None and not _looks_like_log(collected, rules):
         memory_hits = []  # only a reporter's sentences matched: a description, not a log
+    verdict: Verdict
     if memory_hits:
         analysed = analyser.analyse(memory_hits)
-        report = oom_report(analysed, collected, rules, names, analyser.ts_of)
-        if short_text is not None and report.phase == "unknown":
-            _phase_from_description(report, short_text, rules.describe)
+        described = _described_phase(short_text, rules.describe) if short_text else None
+        verdict = oom_verdict(
+            analysed,
+            collected,
+            rules,
+            names,
+            analyser.ts_of,
+            unproven=bool(analyser.unproven),
+            described=described,
+        )
     elif short_text is not None and not _looks_like_log(collected, rules):
-        report = classify_description(short_text.strip(), names[0], rules.describe)
+        verdict = classify_description(short_text.strip(), names, rules.describe)
     else:
-        report = no_oom_report(collected, demoted, rules, names, analyser.ts_of)
-    report.files = names
-    report.notices = notices(collected.hits, rules, names)
-    if memory_hits and analyser.unproven:
-        _mark_unproven(report, analyser, rules)
-    _add_kill_signal(report, collected, rules)
-    if report.oom:
-        _add_listed_processes(report, sources)
-    report.lines_read = sum(
-        scan.newlines + (1 if s.size and not _ends_with_newline(s) else 0)
-        for scan, s in zip(scans, sources, strict=True)
+        verdict = no_oom_verdict(collected, demoted, rules, names, analyser.ts_of)
+    if lines_read is None:
+        lines_read = sum(
+            scan.newlines + (1 if s.size and not _ends_with_newline(s) else 0)
+            for scan, s in zip(scans, sources, strict=True)
+        )
+    reading = Reading(
+        files=names.files,
+        notices=notices(collected.hits, rules, names),
+        lines_read=lines_read,
+        language=log_language(sample),
+        unread=unread,
     )
-    if report.input_kind == "log":
-        report.language = log_language(sample)
-    return report
+    kill = _kill_signal(verdict, collected, rules)
+    others = _listed_processes(verdict, sources, names) if verdict.oom else None
+    return assemble(verdict, reading, kill, others)
 
 
 KILL_FACT_HITS = 500  # hits searched for the kill fact (a bound for huge inputs)
 
 
-def _add_kill_signal(report: LogReport, collected: Collected, rules: Rules) -> None:
+def _kill_signal(verdict: Verdict, collected: Collected, rules: Rules) -> LogFacts:
     """The signal a process died of, one fact whatever the spelling (``exitcode: -9``,
     ``exit code 137``, ``Killed``, ``<Signals.SIGKILL: 9>``): the root failure's line
     when it reports one, else the first line that does (a launcher's kills of the
     other processes are not a death of their own)."""
     roles = ("exit", "word", "prose")
-    texts = [e.text for e in report.evidence[:1]]
+    texts = [e.text for e in verdict.evidence[:1]]
     texts += [h.text for h in collected.hits[:KILL_FACT_HITS]]
+    facts = LogFacts()
     for text in texts:
         fact = rules.kills.normalise(text, roles)
         if fact is not None:
-            report.facts["kill_signal"] = fact.signal
-            report.facts["kill_signal_number"] = fact.number
-            return
+            facts["kill_signal"] = fact.signal
+            facts["kill_signal_number"] = fact.number
+            break
+    return facts
 
 
-def _mark_unproven(report: LogReport, analyser: Analyser, rules: Rules) -> None:
-    """A kill with no message of its own: say how unsure we are, and let the tree ask."""
-    if not report.findings:
-        return
-    sig = rules.signature(report.findings[0].signature)
-    if sig.unproven_confidence is not None:
-        report.confidence = sig.unproven_confidence
-    report.facts["memory_unproven"] = True
-
-
-def _add_listed_processes(report: LogReport, sources: Sequence[Source]) -> None:
+def _listed_processes(verdict: Verdict, sources: Sequence[Source], names: Names) -> Others:
     """Memory other processes hold on the failing GPU, from an nvidia-smi table in the
     failing file, when the OOM message itself did not list them; and ranks piled on one
     GPU, from the same table (the file's head is read once for both)."""
-    metrics = report.metrics
-    if not report.evidence:
-        return
-    source = next((s for s in sources if s.name == report.evidence[0].file), None)
+    if not verdict.evidence:
+        return Others()
+    failing = verdict.evidence[0].file
+    source = next((s for s, n in zip(sources, names.files, strict=True) if n == failing), None)
     if source is None:
-        return
+        return Others()
     processes = gpu_processes(source.path)
-    if ranks_piled_on_one_gpu(processes):
-        report.facts["ranks_share_gpu"] = True
+    share = ranks_piled_on_one_gpu(processes)
+    metrics: Metrics = verdict.metrics
     if "other_processes_bytes" in metrics:
-        return
+        return Others(ranks_share_gpu=share)
     gpu = metrics.get("gpu_index")
     own = metrics.get("process_in_use_bytes")
     found = others_on_gpu(
@@ -210,23 +226,9 @@ def _add_listed_processes(report: LogReport, sources: Sequence[Source]) -> None:
         SELF_MATCH_TOLERANCE,
     )
     if found is None:
-        _add_strangers(report, source)
-        return
-    metrics["other_processes_bytes"], metrics["other_processes_count"] = found
-    report.inferences = inferences(metrics)
-
-
-def _add_strangers(report: LogReport, source: Source) -> None:
-    """Another program's memory on one of the job's GPUs, from a ``--query-compute-apps``
-    CSV in the failing file: it names no GPU index, so it cannot say which GPU failed,
-    only that the job shares its GPUs with a stranger (tag ``other_processes``)."""
-    found = strangers_beside_the_job(csv_processes(source.path))
-    if found is None:
-        return
-    report.metrics["other_processes_bytes"], report.metrics["other_processes_count"] = found
-    tags = list(report.facts.get("signature_tags") or [])
-    if "other_processes" not in tags:
-        report.facts["signature_tags"] = [*tags, "other_processes"]
+        strangers = strangers_beside_the_job(csv_processes(source.path))
+        return Others(share, strangers, strangers is not None)
+    return Others(share, found)
 
 
 def _looks_like_log(collected: Collected, rules: Rules) -> bool:
@@ -236,15 +238,11 @@ def _looks_like_log(collected: Collected, rules: Rules) -> bool:
     return any(h.category != "signature" or h.rule not in prose for h in collected.hits)
 
 
-def _phase_from_description(report: LogReport, text: str, describe: Mapping[str, Any]) -> None:
-    """A one-line paste without frames ("CUDA out of memory during weight sync")."""
+def _described_phase(text: str, describe: Mapping[str, object]) -> Phase | None:
+    """The phase a one-line paste without frames names ("CUDA out of memory during
+    weight sync"), taken when the frames show none."""
     phase = describe_phase(text, describe)
-    if phase and phase != "host_memory":
-        report.phase = phase
-        report.input_kind = "description" if not report.metrics else report.input_kind
-        if report.findings:
-            report.findings[0].phase = phase
-            report.findings[0].phase_reasons.append("description keywords")
+    return phase if phase and phase != "host_memory" else None
 
 
 def _ends_with_newline(source: Source) -> bool:

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from assistant.logs.lines import strip_controls
-from assistant.models import Evidence, Kind, Lang, LogReport, Phase
+from assistant.logs.report import Names, Verdict
+from assistant.models import Evidence, Kind, Lang, LogFacts, Phase
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
@@ -59,25 +60,26 @@ def describe_phase(text: str, rules: Mapping[str, Any]) -> Phase | None:
     return cast("Phase | None", _best(rules["phases"], text.lower()))
 
 
-def classify_description(text: str, name: str, rules: Mapping[str, Any]) -> LogReport:
-    """A LogReport for a description: oom from memory words, phase and kind from keywords."""
+def classify_description(text: str, names: Names, rules: Mapping[str, Any]) -> Verdict:
+    """The verdict on a description (the only source): oom from memory words, phase and
+    kind from keywords."""
     lowered = text.lower()
     oom = any(_contains(lowered, w.lower()) for w in rules["oom_words"]) and not any(
         _contains(lowered, w.lower()) for w in rules.get("not_oom_words", [])
     )
     shown = "\n".join(strip_controls(line) for line in text.strip().splitlines())
-    evidence = [Evidence(file=name, line=1, text=shown.strip()[:600], role="context")]
+    name, line = names.at(0, 1)
+    evidence = (Evidence(file=name, line=line, text=shown.strip()[:600], role="context"),)
     language = language_of(text)
     if not oom:
-        return LogReport(
+        return Verdict(
             oom=False,
             phase="none",
             kind="none",
             confidence=0.5,
             evidence=evidence,
+            facts=LogFacts(),
             language=language,
-            files=[name],
-            lines_read=text.count("\n") + 1,
             input_kind="description",
         )
     kind = cast(Kind, _best(rules["kinds"], lowered) or "cuda_oom")  # describe.yaml kind ids
@@ -86,15 +88,13 @@ def classify_description(text: str, name: str, rules: Mapping[str, Any]) -> LogR
         phase = "host_memory"
     elif phase == "host_memory":
         phase = "unknown"
-    return LogReport(
+    return Verdict(
         oom=True,
         phase=phase,
         kind=kind,
         confidence=0.6 if phase != "unknown" else 0.45,
         evidence=evidence,
-        facts={"described_by_user": True},
+        facts=LogFacts(described_by_user=True),
         language=language,
-        files=[name],
-        lines_read=text.count("\n") + 1,
         input_kind="description",
     )

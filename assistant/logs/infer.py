@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from assistant.logs.units import format_bytes
-from assistant.models import Inference
+from assistant.models import Inference, Metrics
 
 # figures kept for arithmetic but not shown as metrics (not a single number)
 INTERNAL_FIGURES = ("process_list_bytes",)
@@ -72,7 +72,7 @@ def _other_processes(figures: dict[str, Any]) -> tuple[int, int] | None:
     return int(sum(entries)), len(entries)
 
 
-def inferences(metrics: dict[str, int | float]) -> list[Inference]:
+def inferences(metrics: Metrics) -> tuple[Inference, ...]:
     """What the figures allow us to say, in both languages."""
     found: list[Inference] = []
     tried = metrics.get("tried_to_allocate_bytes")
@@ -156,7 +156,7 @@ def inferences(metrics: dict[str, int | float]) -> list[Inference]:
                 ),
             )
         )
-    return found
+    return tuple(found)
 
 
 def _texts(text_key: str, **values: str) -> dict[str, str]:
@@ -166,7 +166,7 @@ def _texts(text_key: str, **values: str) -> dict[str, str]:
     return {lang: message(f"inference.{text_key}", lang, **values) for lang in ("en", "zh")}
 
 
-def fragmentation_times(metrics: dict[str, int | float]) -> float | None:
+def fragmentation_times(metrics: Metrics) -> float | None:
     """How many times the cached-but-unallocated memory could have held the failed
     request, when that meets the fragmentation rule of knowledge/inferences.yaml."""
     rule = rules().get("fragmentation") or {}
@@ -180,7 +180,7 @@ def fragmentation_times(metrics: dict[str, int | float]) -> float | None:
     return times
 
 
-def _held_elsewhere(metrics: dict[str, int | float]) -> int | None:
+def _held_elsewhere(metrics: Metrics) -> int | None:
     total = metrics.get("total_capacity_bytes")
     if total is None:
         return _held_at_snapshot(metrics)
@@ -215,7 +215,7 @@ def model_params_b(model_name: str) -> float | None:
     return None
 
 
-def _held_at_snapshot(metrics: dict[str, int | float]) -> int | None:
+def _held_at_snapshot(metrics: Metrics) -> int | None:
     """Memory outside this process at its last snapshot (device used minus what its
     allocator reserved), when the failure message states no figures itself. The
     CUDA context and NCCL buffers also count, hence the large share required."""

@@ -1,9 +1,16 @@
-"""Assemble the LogReport: root finding, evidence, metrics, facts, cascade, confidence."""
+"""Assemble the LogReport: root finding, evidence, metrics, facts, cascade, confidence.
+
+The report is built once, by ``assemble``, from its parts: the ``Verdict`` of one of
+the three readings (a memory failure, none, a user's description) and the ``Reading``
+of the whole input. What used to be decided afterwards (an unproven kill's confidence,
+a description's phase, the kill signal, other processes on the GPU) are steps here,
+worked out before anything is built; nothing is changed once made.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from assistant.logs.classify import Analysed, Collected, first_in_time
@@ -13,7 +20,20 @@ from assistant.logs.match import Hit
 from assistant.logs.rules import Rules
 from assistant.logs.stage import find_stage
 from assistant.logs.windows import Window
-from assistant.models import Consequence, Evidence, Finding, LogFacts, LogReport, Notice, Phase
+from assistant.models import (
+    NO_METRICS,
+    Consequence,
+    Evidence,
+    Finding,
+    Kind,
+    Lang,
+    LogFacts,
+    LogReport,
+    Metrics,
+    Notice,
+    Phase,
+    frozen_metrics,
+)
 
 EVIDENCE_CHARS = 600
 MATCH_LEAD = 80  # characters kept before the match when a long line is cut
@@ -22,6 +42,104 @@ MAX_PHASE_EVIDENCE = 4
 EXPLAIN_LINES = 12
 
 TsOf = Callable[[Hit], "tuple[float, ...] | None"]
+LineMap = Callable[[int], int]
+
+
+@dataclass(frozen=True)
+class Names:
+    """The input's file names, by source index, and the user's own line numbers for a
+    source read from a repaired copy of a paste (``paste.Repaired.original_line``)."""
+
+    files: tuple[str, ...]
+    line_maps: Mapping[int, LineMap] = field(default_factory=dict)
+
+    def at(self, source: int, line: int) -> tuple[str, int]:
+        """(file name, line number) as the user sees them."""
+        remap = self.line_maps.get(source)
+        return self.files[source], remap(line) if remap is not None else line
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one reading concluded, before the input-wide parts join it."""
+
+    oom: bool
+    phase: Phase
+    kind: Kind
+    confidence: float
+    evidence: tuple[Evidence, ...]
+    facts: LogFacts
+    findings: tuple[Finding, ...] = ()
+    consequences: tuple[Consequence, ...] = ()
+    first_error: Evidence | None = None
+    metrics: Metrics = field(default_factory=lambda: NO_METRICS)
+    stage: str | None = None
+    input_kind: str = "log"
+    # the language of a description (input_kind "description"; a one-line paste whose
+    # words gave the phase and that has no figures is one too, and keeps "en"); a log's
+    # comes from the Reading
+    language: Lang = "en"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the whole input says beside the failure, the same for every verdict."""
+
+    files: tuple[str, ...]
+    notices: tuple[Notice, ...]
+    lines_read: int
+    language: Lang  # of the log's text
+    unread: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Others:
+    """Other processes' memory on the failing GPU (nvidia-smi in the failing file)."""
+
+    ranks_share_gpu: bool = False
+    bytes_and_count: tuple[int, int] | None = None
+    strangers: bool = False  # from a --query-compute-apps CSV: no GPU index, a tag only
+
+
+def assemble(
+    verdict: Verdict, reading: Reading, kill: LogFacts, others: Others | None = None
+) -> LogReport:
+    """The one place a LogReport is made: the verdict, the input's parts, and the facts
+    the steps found (``kill``: the kill signal; ``others``: for a memory failure)."""
+    facts = LogFacts(**verdict.facts)
+    facts.update(kill)
+    metrics = verdict.metrics
+    if others is not None:
+        if others.ranks_share_gpu:
+            facts["ranks_share_gpu"] = True
+        if others.bytes_and_count is not None:
+            found = others.bytes_and_count
+            metrics = frozen_metrics(
+                {**metrics, "other_processes_bytes": found[0], "other_processes_count": found[1]}
+            )
+        tags = list(facts.get("signature_tags") or [])
+        if others.strangers and "other_processes" not in tags:
+            facts["signature_tags"] = [*tags, "other_processes"]
+    return LogReport(
+        oom=verdict.oom,
+        phase=verdict.phase,
+        kind=verdict.kind,
+        confidence=verdict.confidence,
+        evidence=verdict.evidence,
+        metrics=metrics,
+        inferences=inferences(metrics) if verdict.oom else (),
+        findings=verdict.findings,
+        consequences=verdict.consequences,
+        first_error=verdict.first_error,
+        facts=facts,
+        stage=verdict.stage,
+        language=reading.language if verdict.input_kind == "log" else verdict.language,
+        files=reading.files,
+        lines_read=reading.lines_read,
+        input_kind=verdict.input_kind,
+        unread=reading.unread,
+        notices=reading.notices,
+    )
 
 
 def _cap(text: str) -> str:
@@ -36,10 +154,11 @@ def _around_match(hit: Hit) -> str:
     return _cap("..." + text[max(0, hit.start - MATCH_LEAD) :].strip())
 
 
-def hit_evidence(hit: Hit, names: Sequence[str], role: str = "failure") -> Evidence:
+def hit_evidence(hit: Hit, names: Names, role: str = "failure") -> Evidence:
+    file, line = names.at(hit.source, hit.line)
     return Evidence(
-        file=names[hit.source],
-        line=hit.line,
+        file=file,
+        line=line,
         text=_around_match(hit),
         rank=hit.clean.rank,
         timestamp=hit.clean.timestamp,
@@ -59,7 +178,7 @@ def _context(window: Window | None, index: int) -> tuple[str, ...]:
     return tuple(_cap(text) for text in before[-CONTEXT_LINES:])
 
 
-def build_finding(item: Analysed, names: Sequence[str]) -> Finding:
+def build_finding(item: Analysed, names: Names) -> Finding:
     group, first = item.group, item.group.first
     evidence = hit_evidence(first, names)
     context = _context(item.window, item.window.center) if item.window is not None else ()
@@ -75,18 +194,18 @@ def build_finding(item: Analysed, names: Sequence[str]) -> Finding:
         signature=item.signature.id,
         kind=item.signature.kind,
         phase=phase,
-        evidence=[evidence],
-        metrics=metrics,
-        phase_reasons=reasons,
+        evidence=(evidence,),
+        metrics=frozen_metrics(metrics),
+        phase_reasons=tuple(reasons),
         count=len(group.hits),
-        ranks=group.ranks or ([item.rank] if item.rank is not None else []),
-        files=[names[i] for i in group.sources],
+        ranks=tuple(group.ranks or ([item.rank] if item.rank is not None else [])),
+        files=tuple(names.files[i] for i in group.sources),
         fingerprint=group.fingerprint,
-        group_reason=group.reason(names),
+        group_reason=group.reason(names.files),
     )
 
 
-def phase_evidence(item: Analysed, names: Sequence[str]) -> list[Evidence]:
+def phase_evidence(item: Analysed, names: Names) -> list[Evidence]:
     out: list[Evidence] = []
     if item.phase is None:
         return out
@@ -95,10 +214,11 @@ def phase_evidence(item: Analysed, names: Sequence[str]) -> list[Evidence]:
         if line is None or fired.scope == "line" or len(out) >= MAX_PHASE_EVIDENCE:
             continue
         role = "frame" if fired.scope == "traceback" else "context"
+        file, number = names.at(item.group.first.source, line.number)
         out.append(
             Evidence(
-                file=names[item.group.first.source],
-                line=line.number,
+                file=file,
+                line=number,
                 text=_cap(line.text.strip()),
                 rank=line.clean.rank,
                 timestamp=line.clean.timestamp,
@@ -109,8 +229,8 @@ def phase_evidence(item: Analysed, names: Sequence[str]) -> list[Evidence]:
 
 
 def consequences(
-    hits: Sequence[Hit], rules: Rules, root: Hit | None, names: Sequence[str], ts_of: TsOf
-) -> list[Consequence]:
+    hits: Sequence[Hit], rules: Rules, root: Hit | None, names: Names, ts_of: TsOf
+) -> tuple[Consequence, ...]:
     """Cascade events grouped by what they are; examples come after the root when possible."""
     whats = {c.id: c.what for c in rules.consequences}
     by_what: dict[str, list[Hit]] = {}
@@ -128,8 +248,8 @@ def consequences(
         # one event per rank and file (a timeout prints several lines), else one per line
         events = {(h.source, h.clean.rank if h.clean.rank is not None else -h.line) for h in group}
         example_evidence = hit_evidence(example, names, "consequence")
-        out.append(Consequence(what, len(events), ranks, example_evidence))
-    return out
+        out.append(Consequence(what, len(events), tuple(ranks), example_evidence))
+    return tuple(out)
 
 
 def collect_facts(collected: Collected, root: Analysed | None) -> LogFacts:
@@ -165,7 +285,11 @@ def collect_facts(collected: Collected, root: Analysed | None) -> LogFacts:
     return cast(LogFacts, facts)
 
 
-def confidence(root: Analysed) -> float:
+def confidence(root: Analysed, unproven: bool = False) -> float:
+    """The root signature's confidence, lower when the phase is unsure; a kill with no
+    message of its own (``unproven``) takes its signature's ``unproven_confidence``."""
+    if unproven and root.signature.unproven_confidence is not None:
+        return root.signature.unproven_confidence
     value = root.signature.confidence
     if root.signature.kind == "host_oom":
         return round(value, 2)
@@ -177,16 +301,20 @@ def confidence(root: Analysed) -> float:
     return round(max(0.0, min(1.0, value)), 2)
 
 
-def oom_report(
+def oom_verdict(
     analysed: Sequence[Analysed],
     collected: Collected,
     rules: Rules,
-    names: Sequence[str],
+    names: Names,
     ts_of: TsOf,
-) -> LogReport:
+    *,
+    unproven: bool = False,
+    described: Phase | None = None,
+) -> Verdict:
+    """A memory failure: ``analysed[0]`` is the root. ``unproven``: it stands on a bare
+    kill; ``described``: the phase a one-line paste names (used when none is found)."""
     root = analysed[0]
-    findings = [build_finding(item, names) for item in analysed]
-    first = findings[0]
+    first = build_finding(root, names)
     cascade = consequences(collected.hits, rules, root.group.first, names, ts_of)
     evidence = [first.evidence[0], *phase_evidence(root, names)]
     evidence += _pressure_evidence(collected.hits, root, rules, names)
@@ -196,23 +324,32 @@ def oom_report(
     facts.update(cast(LogFacts, where.status))
     if where.stage is not None:
         facts["stage"] = where.stage
-    return LogReport(
+    if unproven:
+        facts["memory_unproven"] = True
+    input_kind = "log"
+    if described is not None and first.phase == "unknown":  # after the stage, as it was
+        first = replace(
+            first, phase=described, phase_reasons=(*first.phase_reasons, "description keywords")
+        )
+        input_kind = "log" if first.metrics else "description"
+    findings = (first, *(build_finding(item, names) for item in analysed[1:]))
+    return Verdict(
         oom=True,
         phase=first.phase,
         kind=first.kind,
-        confidence=confidence(root),
-        evidence=evidence,
+        confidence=confidence(root, unproven),
+        evidence=tuple(evidence),
         metrics=first.metrics,
-        inferences=inferences(first.metrics),
         findings=findings,
         consequences=cascade,
         facts=facts,
         stage=where.stage,
+        input_kind=input_kind,
     )
 
 
 def _pressure_evidence(
-    hits: Sequence[Hit], root: Analysed, rules: Rules, names: Sequence[str]
+    hits: Sequence[Hit], root: Analysed, rules: Rules, names: Names
 ) -> list[Evidence]:
     pressure = {x.id for x in rules.lookalikes if x.pressure}
     first = root.group.first
@@ -243,9 +380,9 @@ def _explaining_lookalike(first: Hit, hits: Sequence[Hit], info: set[str]) -> Hi
     return None
 
 
-def no_oom_report(
-    collected: Collected, demoted: Sequence[Hit], rules: Rules, names: Sequence[str], ts_of: TsOf
-) -> LogReport:
+def no_oom_verdict(
+    collected: Collected, demoted: Sequence[Hit], rules: Rules, names: Names, ts_of: TsOf
+) -> Verdict:
     """No memory failure: say what the first real error was instead."""
     info = {x.id for x in rules.lookalikes if x.informational or x.pressure}
     errors = [
@@ -269,12 +406,12 @@ def no_oom_report(
             facts["first_error_kind"] = what.id
             facts["first_error_what"] = dict(what.what)
     cascade = consequences(collected.hits, rules, first, names, ts_of)
-    return LogReport(
+    return Verdict(
         oom=False,
         phase="none",
         kind="none",
         confidence=0.85 if first is not None else 0.6,
-        evidence=evidence,
+        evidence=tuple(evidence),
         consequences=cascade,
         first_error=first_error,
         facts=facts,
@@ -284,7 +421,7 @@ def no_oom_report(
 MAX_NOTICE_EVIDENCE = 2
 
 
-def notices(hits: Sequence[Hit], rules: Rules, names: Sequence[str]) -> list[Notice]:
+def notices(hits: Sequence[Hit], rules: Rules, names: Names) -> tuple[Notice, ...]:
     """Memory events that are no failure by themselves, one entry per kind with a count."""
     rules_by_id = {x.id: x for x in rules.lookalikes if x.notice}
     grouped: dict[str, list[Hit]] = {}
@@ -295,7 +432,7 @@ def notices(hits: Sequence[Hit], rules: Rules, names: Sequence[str]) -> list[Not
             continue
         grouped.setdefault(rule.notice, []).append(hit)
         texts.setdefault(rule.notice, dict(rule.what))
-    return [
+    return tuple(
         Notice(
             id=notice,
             count=len(group),
@@ -303,29 +440,4 @@ def notices(hits: Sequence[Hit], rules: Rules, names: Sequence[str]) -> list[Not
             evidence=tuple(hit_evidence(h, names, "context") for h in group[:MAX_NOTICE_EVIDENCE]),
         )
         for notice, group in grouped.items()
-    ]
-
-
-def remap_lines(
-    report: LogReport, maps: dict[int, Callable[[int], int]], names: Sequence[str]
-) -> None:
-    """Give evidence read from a repaired paste the line numbers of the user's file."""
-    by_name = {names[index]: fn for index, fn in maps.items() if index < len(names)}
-
-    def fix(item: Evidence | None) -> Evidence | None:
-        if item is None or item.file not in by_name:
-            return item
-        return replace(item, line=by_name[item.file](item.line))
-
-    report.evidence = [fix(e) for e in report.evidence]  # type: ignore[misc]
-    report.first_error = fix(report.first_error)
-    report.notices = [
-        replace(n, evidence=tuple(fix(e) for e in n.evidence))  # type: ignore[misc]
-        for n in report.notices
-    ]
-    for finding in report.findings:
-        finding.evidence = [fix(e) for e in finding.evidence]  # type: ignore[misc]
-    report.consequences = [
-        replace(c, example=fix(c.example))  # type: ignore[arg-type]
-        for c in report.consequences
-    ]
+    )

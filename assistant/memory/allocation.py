@@ -31,7 +31,7 @@ from assistant.memory.sizes import printed_tolerance
 
 if TYPE_CHECKING:
     from assistant.config.loader import ExperimentConfig
-    from assistant.models import LogReport
+    from assistant.models import Allocation, LogReport
 
 FRAME_LINE = re.compile(r'File "|^\s*at |\bin [\w<>]+\s*$|^\s*\w[\w.]*\(')
 FP32_HINT = re.compile(
@@ -554,7 +554,7 @@ def explain(
     model: ModelFacts | None,
     lang: str = "en",
     memory_behaviour: str | None = None,
-) -> dict[str, Any] | None:
+) -> Allocation | None:
     """The contract's ``allocation`` object, or None when nothing fits the request; its
     formula and note are sentences in ``lang``."""
     request = report.metrics.get("tried_to_allocate_bytes")
@@ -665,8 +665,8 @@ def held_against_log(
 
 def _as_dict(
     c: Candidate, request: int, tolerance: int, hint: FrameHint, m: ModelFacts
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
+) -> Allocation:
+    out: Allocation = {
         "tensor": c.tensor,
         "bytes": c.bytes,
         "formula": c.formula,

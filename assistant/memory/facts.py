@@ -391,11 +391,9 @@ def dtype_bytes(dtype: Any, default: int = 2) -> int:
 def model_for(report: Any, config: Any, model_config: str | None = None) -> ModelFacts | None:
     """The model of a diagnosis: --model-config, actor.path's config.json or table entry,
     else the model name the log states (facts.model_name)."""
-    from assistant.config.model_info import model_path
-
     if model_config:
         return read_config_json(model_config)
-    name = model_path(config)
+    name = config.model_path() if config is not None else None
     found = resolve_model(name) if name else None
     if found is None and report is not None:
         logged = report.facts.get("model_name")

@@ -63,7 +63,7 @@ def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
             {
                 "what": c.what,
                 "count": c.count,
-                "ranks": c.ranks,
+                "ranks": list(c.ranks),
                 "example": evidence_dict(c.example),
             }
             for c in report.consequences
@@ -94,11 +94,11 @@ def finding_dict(finding: Any, lang: str = "en") -> dict[str, Any]:
         "phase": finding.phase,
         "kind": finding.kind,
         "count": finding.count,
-        "ranks": finding.ranks,
-        "files": finding.files,
+        "ranks": list(finding.ranks),
+        "files": list(finding.files),
         "fingerprint": finding.fingerprint,
         "group_reason": (reasons.get(lang) or reasons["en"]) if reasons else None,
-        "phase_reasons": finding.phase_reasons,
+        "phase_reasons": list(finding.phase_reasons),
         "evidence": evidence_dict(finding.evidence[0]) if finding.evidence else None,
     }
 

@@ -16,9 +16,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeGuard
 
+import assistant.search.cache as index_cache
 from assistant.errors import KnowledgeError
 from assistant.knowledge import knowledge_path
-from assistant.search import cache as index_cache
 from assistant.search.sections import EXTRA_PREFIX, LANGS
 
 CACHE_NAME = "search-index.json"

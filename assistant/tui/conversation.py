@@ -13,9 +13,9 @@ from typing import Protocol, TypeVar
 from rich.text import Text
 from textual.widget import Widget
 
+import assistant.tui.present as present
 from assistant.models import Question
 from assistant.tree.questions import is_skip
-from assistant.tui import present
 from assistant.tui.answers import match_answer, skip_answer
 from assistant.tui.i18n import t
 from assistant.tui.literal import literal
