@@ -104,12 +104,13 @@ def load_yaml(name: str) -> Any:
     """Load knowledge/<name> with the safe loader (cached per process), read-only.
 
     Parsing YAML costs more than reading a small log, so the parsed data of each file
-    is also kept in the user's cache dir, keyed by the file's size and change time."""
+    is also kept in the one cache (``assistant/cache.py``), whose key changes with any
+    knowledge file."""
     path = knowledge_path(name)
-    data = _parsed_before(path)
+    data = _parsed_before(name)
     if data is None:
         data = _parse(path, name)
-        _remember_parsed(path, data)
+        _remember_parsed(name, data)
     return freeze(data)
 
 
@@ -128,27 +129,18 @@ def _parse(path: Path, name: str) -> Any:
 _PLAIN = (dict, list, str, int, float, bool, type(None))
 
 
-def _cache_name(path: Path) -> str | None:
-    import hashlib
-
-    from assistant import __version__
-
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    key = f"{__version__}|{path}|{stat.st_size}|{stat.st_mtime_ns}"
-    return f"yaml-{hashlib.sha256(key.encode()).hexdigest()[:24]}.marshal"
+def _cache_name(name: str) -> str:
+    """The parsed file's name in the one cache (whose key covers every knowledge file)."""
+    return "yaml-" + name.replace("/", "--") + ".marshal"
 
 
-def _parsed_before(path: Path) -> Any:
-    """The parsed data cached for this exact file (marshal holds plain data only)."""
+def _parsed_before(name: str) -> Any:
+    """The parsed data cached for this file (marshal holds plain data only)."""
     import marshal
 
-    from assistant.search.cache import read_bytes
+    from assistant.cache import read_bytes
 
-    name = _cache_name(path)
-    raw = read_bytes(name) if name else None
+    raw = read_bytes(_cache_name(name))
     if not raw:
         return None
     try:
@@ -158,14 +150,13 @@ def _parsed_before(path: Path) -> Any:
     return data if _is_plain(data) else None
 
 
-def _remember_parsed(path: Path, data: Any) -> None:
+def _remember_parsed(name: str, data: Any) -> None:
     import marshal
 
-    from assistant.search.cache import write_bytes
+    from assistant.cache import write_bytes
 
-    name = _cache_name(path)
-    if name is not None and _is_plain(data):
-        write_bytes(name, marshal.dumps(data))
+    if _is_plain(data):
+        write_bytes(_cache_name(name), marshal.dumps(data))
 
 
 def _is_plain(data: Any) -> bool:
