@@ -158,8 +158,11 @@ def test_validated_rule_files_load_without_compiling_until_a_line_needs_a_patter
         rules.load_rules.cache_clear()
         again = rules.load_rules()  # the same files: patterns compile on first use
         assert all(p._compiled is None for s in again.signatures for p in s.patterns)
-        assert again.signatures[0].patterns[0].search("no match here") is None
-        assert again.signatures[0].patterns[0]._compiled is not None
+        pattern = next(p for s in again.signatures for p in s.patterns if p.gate())
+        assert pattern.search("no match here") is None  # none of its literals: not compiled
+        assert pattern._compiled is None
+        pattern.search(f"a line that holds {pattern.gate()[0]}")  # type: ignore[index]
+        assert pattern._compiled is not None
     finally:
         rules.load_rules.cache_clear()
         cache.cache_dir.cache_clear()

@@ -3,7 +3,9 @@
 The rule files hold several hundred regexes; compiling them all costs more than
 reading a small log. Once a set of rule files has been validated (every pattern
 compiled once, the verdict cached per file content), later runs compile only the
-patterns that a line actually reaches.
+patterns that a line actually reaches, and only once a line holds one of the literals
+every match of the pattern contains (its gate, ``assistant/logs/gates.py``): on other
+lines the pattern cannot match, so it answers "no match" without being compiled.
 """
 
 from __future__ import annotations
@@ -12,11 +14,15 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from assistant.logs.gates import GATES, Gate, closed
+
+_UNKNOWN: Any = object()
+
 
 class LazyPattern:
     """``re.compile(pattern, flags)`` on first use; the common methods of re.Pattern."""
 
-    __slots__ = ("_compiled", "flags", "pattern")
+    __slots__ = ("_compiled", "_gate", "flags", "pattern")
 
     def __init__(
         self, pattern: str, compiled: re.Pattern[str] | None = None, flags: int = 0
@@ -24,28 +30,51 @@ class LazyPattern:
         self.pattern = pattern
         self.flags = flags
         self._compiled = compiled
+        self._gate: Gate | None = _UNKNOWN
 
     def compiled(self) -> re.Pattern[str]:
         if self._compiled is None:
             self._compiled = re.compile(self.pattern, self.flags)
         return self._compiled
 
+    def gate(self) -> Gate | None:
+        """The literals one of which every match contains (None: no such literals)."""
+        if self._gate is _UNKNOWN:
+            self._gate = GATES.gate(self.pattern, self.flags)
+        return self._gate
+
+    def _shut(self, string: str) -> bool:
+        """Not compiled yet, and ``string`` lacks every literal a match needs."""
+        return self._compiled is None and closed(self.gate(), string)
+
     def search(self, string: str, *args: int) -> re.Match[str] | None:
+        if self._shut(string):
+            return None
         return self.compiled().search(string, *args)
 
     def match(self, string: str, *args: int) -> re.Match[str] | None:
+        if self._shut(string):
+            return None
         return self.compiled().match(string, *args)
 
     def finditer(self, string: str, *args: int) -> Iterator[re.Match[str]]:
+        if self._shut(string):
+            return iter(())
         return self.compiled().finditer(string, *args)
 
     def sub(self, repl: Any, string: str, count: int = 0) -> str:
+        if self._shut(string):
+            return string
         return self.compiled().sub(repl, string, count)
 
     def split(self, string: str) -> list[str | Any]:
+        if self._shut(string):
+            return [string]
         return self.compiled().split(string)
 
     def findall(self, string: str) -> list[Any]:
+        if self._shut(string):
+            return []
         return self.compiled().findall(string)
 
     @property
