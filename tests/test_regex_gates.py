@@ -38,7 +38,9 @@ _WHOLE_TEXT = re.compile(r"\\[AZ]")  # anchors a joined text cannot stand for
         (r"(?:step ){2,}done", ("step ",)),  # the longer literal
         (r"(?:step ){0,3}", None),
         (r"[A-Z]\w+Error", ("error",)),
-        (r"显存不足", None),  # no ASCII literal
+        (r"显存不足", ("显存不足",)),  # never on an ASCII line
+        (r"(?:Killed|已杀死)\s*$", ("killed", "已杀死")),
+        ("(?i)\u212aelvin", ("elvin",)),  # the Kelvin sign folds to k: no literal
         (r"Killed (?P<pid>\d+)", ("killed ",)),
         (r"(", None),  # not a pattern: no gate, the compile reports it
     ],

@@ -7,9 +7,11 @@ pattern: a run of literal characters the pattern must match, or for an alternati
 such literal per branch. A lazily compiled pattern (``assistant/logs/lazyre.py``) is only
 compiled once a line holds one of its gate's literals; on any other line it cannot match.
 
-Gates are lower-case ASCII and are tested against the lower-cased line, which is exact
-for case-sensitive patterns and for ``(?i)`` ones alike on ASCII text; a line with other
+Gates are lower-cased and tested against the lower-cased line, which is exact for
+case-sensitive patterns and for ``(?i)`` ones alike on ASCII text; a line with other
 characters (where case folding has its surprises, e.g. the Kelvin sign) is never gated.
+A literal may hold characters without case (Chinese): an ASCII line never holds them, so
+``(?:Killed|已杀死)`` keeps out every ASCII line without "killed".
 
 Deriving a gate parses the pattern (about half of what compiling costs), so the gates of
 every pattern a run looked at are kept in the one cache (``assistant/cache.py``) and read
@@ -34,21 +36,27 @@ _REPEATS = frozenset({sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_R
 
 def derive_gate(pattern: str, flags: int = 0) -> Gate | None:
     """Lower-case literals one of which every match of ``pattern`` contains, or None when
-    the pattern has no such literals of at least MIN_LITERAL characters."""
+    the pattern has no such literals (an ASCII one needs MIN_LITERAL characters)."""
     try:
         parsed = _parser.parse(pattern, flags)
     except (re.error, RecursionError, OverflowError, TypeError, ValueError):
         return None
     gate = _sequence(list(parsed))
-    return gate if gate and min(map(len, gate)) >= MIN_LITERAL else None
+    return gate if gate and _strength(gate) >= MIN_LITERAL else None
+
+
+def _strength(gate: Gate) -> int:
+    """How rare the gate's commonest literal is on ASCII lines (one without case never
+    occurs on them)."""
+    return min(len(literal) if literal.isascii() else 1000 for literal in gate)
 
 
 def _better(first: Gate | None, second: Gate | None) -> Gate | None:
-    """The gate that keeps more lines out: longer shortest literal, then fewer literals."""
+    """The gate that keeps more lines out: stronger literals, then fewer of them."""
     if first is None or second is None:
         return first or second
-    rank = (min(map(len, first)), -len(first))
-    return first if rank >= (min(map(len, second)), -len(second)) else second
+    rank = (_strength(first), -len(first))
+    return first if rank >= (_strength(second), -len(second)) else second
 
 
 def _sequence(items: list[tuple[Any, Any]]) -> Gate | None:
@@ -74,12 +82,14 @@ def _run_gate(run: list[str]) -> Gate | None:
 
 
 def _literal_char(op: Any, av: Any) -> str | None:
-    """The ASCII character an item matches when it matches exactly one, else None."""
-    if op is sre.LITERAL and av < 128:
-        return chr(av)
-    if op is sre.IN and len(av) == 1 and av[0][0] is sre.LITERAL and av[0][1] < 128:
-        return chr(av[0][1])  # [.] and the like
-    return None
+    """The character an item matches when it matches exactly one (ASCII, or without
+    case, so no case folding under (?i) makes it match an ASCII one), else None."""
+    if op is sre.IN and len(av) == 1 and av[0][0] is sre.LITERAL:
+        op, av = av[0]  # [.] and the like
+    if op is not sre.LITERAL:
+        return None
+    char = chr(av)
+    return char if char.isascii() or char.lower() == char.upper() == char else None
 
 
 def _item(op: Any, av: Any) -> Gate | None:
