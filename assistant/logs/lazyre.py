@@ -17,12 +17,13 @@ from typing import Any
 from assistant.logs.gates import GATES, Gate, closed
 
 _UNKNOWN: Any = object()
+GATED_CALLS = 256  # a pattern asked this often is compiled: its search is then cheaper
 
 
 class LazyPattern:
     """``re.compile(pattern, flags)`` on first use; the common methods of re.Pattern."""
 
-    __slots__ = ("_compiled", "_gate", "flags", "pattern")
+    __slots__ = ("_calls", "_compiled", "_gate", "flags", "pattern")
 
     def __init__(
         self, pattern: str, compiled: re.Pattern[str] | None = None, flags: int = 0
@@ -31,6 +32,7 @@ class LazyPattern:
         self.flags = flags
         self._compiled = compiled
         self._gate: Gate | None = _UNKNOWN
+        self._calls = 0
 
     def compiled(self) -> re.Pattern[str]:
         if self._compiled is None:
@@ -44,8 +46,13 @@ class LazyPattern:
         return self._gate
 
     def _shut(self, string: str) -> bool:
-        """Not compiled yet, and ``string`` lacks every literal a match needs."""
-        return self._compiled is None and closed(self.gate(), string)
+        """Not compiled yet, and ``string`` lacks every literal a match needs. Checking
+        the gate costs a little each time, compiling once: a pattern asked GATED_CALLS
+        times (a kill spelling on every line of 128 rank logs) is compiled instead."""
+        if self._compiled is not None:
+            return False
+        self._calls += 1
+        return self._calls <= GATED_CALLS and closed(self.gate(), string)
 
     def search(self, string: str, *args: int) -> re.Match[str] | None:
         if self._shut(string):
