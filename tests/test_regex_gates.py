@@ -15,7 +15,7 @@ import pytest
 
 from assistant.knowledge import knowledge_dir, load_yaml
 from assistant.logs.gates import closed, derive_gate
-from assistant.logs.lazyre import LazyPattern
+from assistant.logs.lazyre import LazyPattern, union_gate
 from assistant.logs.rules import load_rules
 from assistant.logs.stage import stage_rules
 
@@ -62,6 +62,21 @@ def test_a_line_with_non_ascii_text_is_never_gated() -> None:
     assert not closed(("kelvin",), "\u212aelvin")  # the Kelvin sign folds to k
     assert re.search("(?i)kelvin", "\u212aelvin")
     assert closed(("kelvin",), "celsius")
+
+
+def test_a_union_gate_holds_every_patterns_literals_or_none() -> None:
+    patterns = [LazyPattern(r"exitcode: -9\b"), LazyPattern(r"(?:Killed|已杀死)$")]
+    assert union_gate(patterns) == ("exitcode: -9", "killed", "已杀死")
+    assert union_gate([*patterns, LazyPattern(r"\d+")]) is None  # one without a gate
+    assert union_gate([]) is None
+
+
+def test_the_kill_table_answers_on_a_line_no_spelling_can_match() -> None:
+    kills = load_rules().kills
+    assert kills.gate is not None
+    assert kills.normalise("step 3 loss=0.12") is None
+    fact = kills.normalise("worker 3 exited: Killed")
+    assert fact is not None and fact.signal == "SIGKILL"
 
 
 def _patterns(value: Any, seen: set[int]) -> Iterator[LazyPattern]:

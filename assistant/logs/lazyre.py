@@ -11,7 +11,7 @@ lines the pattern cannot match, so it answers "no match" without being compiled.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from assistant.logs.gates import GATES, Gate, closed
@@ -96,6 +96,18 @@ class LazyPattern:
 
     def __hash__(self) -> int:
         return hash(self.pattern)
+
+
+def union_gate(patterns: Iterable[LazyPattern]) -> Gate | None:
+    """The literals one of which a match of any of ``patterns`` holds (None when one of
+    them has no gate): a line that fails it needs none of them tried."""
+    literals: dict[str, None] = {}
+    for pattern in patterns:
+        gate = pattern.gate()
+        if gate is None:
+            return None
+        literals.update(dict.fromkeys(gate))
+    return tuple(literals) or None
 
 
 def lazy(pattern: str, flags: int = 0) -> LazyPattern:
