@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 PREFIX = "k-"
+KNOWLEDGE_VALID = "knowledge-valid"  # the verdict "every knowledge file and reference is valid"
 STALE_DAYS = 30  # a key folder not written this long goes when a new one is made
 
 
@@ -59,10 +60,9 @@ def knowledge_key() -> str:
     import hashlib
     import sys
 
-    from assistant import __version__
-    from assistant.knowledge import knowledge_dir
+    from assistant import __version__, paths
 
-    knowledge, package = str(knowledge_dir()), os.path.dirname(os.path.abspath(__file__))
+    knowledge, package = str(paths.knowledge_dir()), os.path.dirname(os.path.abspath(__file__))
     parts = [__version__, str(sys.version_info[:2]), knowledge, *_stats(knowledge)]
     parts += [package, *_stats(package, ".py")]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]

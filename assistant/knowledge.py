@@ -1,7 +1,8 @@
 """Find and load the data files in knowledge/.
 
 knowledge/ sits at the top of the repository so people edit it as data; the wheel
-maps it to ``assistant/knowledge``. One function finds it in both layouts.
+maps it to ``assistant/knowledge``. One function finds it in both layouts
+(``assistant/paths.py``).
 """
 
 from __future__ import annotations
@@ -10,21 +11,15 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from assistant import paths
 from assistant.errors import KnowledgeError
+from assistant.paths import knowledge_dir
 
-
-@cache
-def knowledge_dir() -> Path:
-    """The knowledge folder of an installed wheel, or of a source checkout."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "knowledge", here.parent / "knowledge"):
-        if candidate.is_dir():
-            return candidate
-    raise KnowledgeError("knowledge/ folder not found next to the assistant package")
+__all__ = ["FrozenDict", "FrozenList", "freeze", "knowledge_dir", "knowledge_path", "load_yaml"]
 
 
 def knowledge_path(*parts: str) -> Path:
-    return knowledge_dir().joinpath(*parts)
+    return paths.knowledge_dir().joinpath(*parts)
 
 
 def safe_loader() -> Any:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant import cache, knowledge
+from assistant import cache, knowledge, paths
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "logs" / "phases" / "backward-source-line-after-error.log"
@@ -23,7 +23,7 @@ def private_knowledge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
     """A copy of knowledge/ that the loaders and the cache key read, and an empty cache."""
     copy = tmp_path / "knowledge"
     shutil.copytree(knowledge.knowledge_dir(), copy)
-    monkeypatch.setattr(knowledge, "knowledge_dir", lambda: copy)
+    monkeypatch.setattr(paths, "knowledge_dir", lambda: copy)
     monkeypatch.setenv("AREAL_DOCTOR_CACHE_DIR", str(tmp_path / "cache"))
     cache.clear()
     knowledge.load_yaml.cache_clear()

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from functools import cache
 
-STAMP = "knowledge-valid"
-
 
 def validate_knowledge() -> None:
     """Check every knowledge file and reference; KnowledgeError on the first problem."""
@@ -30,9 +28,9 @@ def validate_knowledge() -> None:
 def ensure_valid() -> None:
     """Validate once per change of knowledge/ (the verdict is kept in the one cache,
     ``assistant/cache.py``, whose key covers every knowledge file and module)."""
-    from assistant.cache import has_stamp, set_stamp
+    from assistant.cache import KNOWLEDGE_VALID, has_stamp, set_stamp
 
-    if has_stamp(STAMP):
+    if has_stamp(KNOWLEDGE_VALID):
         return
     validate_knowledge()
-    set_stamp(STAMP)
+    set_stamp(KNOWLEDGE_VALID)

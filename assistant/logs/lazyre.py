@@ -11,7 +11,7 @@ lines the pattern cannot match, so it answers "no match" without being compiled.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from assistant.logs.gates import GATES, Gate, closed
@@ -108,6 +108,18 @@ def union_gate(patterns: Iterable[LazyPattern]) -> Gate | None:
             return None
         literals.update(dict.fromkeys(gate))
     return tuple(literals) or None
+
+
+def knowledge_patterns() -> Callable[[str], LazyPattern]:
+    """How to compile a knowledge file's patterns that its own loader does not check
+    (stages.yaml, memory.yaml): on first use (and on a line holding their gate's
+    literal) once the knowledge passed validation, else at once, so that a broken one
+    fails at load with the validator's message rather than on some later line."""
+    from assistant.cache import KNOWLEDGE_VALID, has_stamp
+
+    if has_stamp(KNOWLEDGE_VALID):
+        return LazyPattern
+    return lambda pattern: LazyPattern(pattern, re.compile(pattern))
 
 
 def lazy(pattern: str, flags: int = 0) -> LazyPattern:

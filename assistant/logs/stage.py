@@ -17,7 +17,7 @@ from typing import Any
 
 from assistant.errors import KnowledgeError
 from assistant.knowledge import load_yaml
-from assistant.logs.lazyre import LazyPattern
+from assistant.logs.lazyre import LazyPattern, knowledge_patterns
 from assistant.logs.phase import message_end, traceback_start
 from assistant.logs.rules import Signature
 from assistant.logs.windows import Window, WindowLine
@@ -41,23 +41,11 @@ class StageResult:
     status: dict[str, int | float] = field(default_factory=dict)
 
 
-def _pattern_compiler() -> Any:
-    """Patterns compiled on first use (and only on a line that holds their gate's literal)
-    once the knowledge passed validation; before that, compiled now, so that a broken
-    pattern fails here with the file's name."""
-    from assistant.cache import has_stamp
-    from assistant.knowledge_schema import STAMP
-
-    if has_stamp(STAMP):
-        return LazyPattern
-    return lambda pattern: LazyPattern(pattern, re.compile(pattern))
-
-
 @cache
 def stage_rules() -> tuple[tuple[StageRule, ...], tuple[tuple[str, LazyPattern], ...], int, int]:
     """(stages in precedence order, status-line patterns, lines searched before, after)."""
     data = load_yaml("stages.yaml") or {}
-    compile_ = _pattern_compiler()
+    compile_ = knowledge_patterns()
     try:
         stages = tuple(
             StageRule(
