@@ -101,11 +101,11 @@ def load_yaml(name: str) -> Any:
     Parsing YAML costs more than reading a small log, so the parsed data of each file
     is also kept in the one cache (``assistant/cache.py``), whose key changes with any
     knowledge file."""
-    path = knowledge_path(name)
-    data = _parsed_before(name)
-    if data is None:
-        data = _parse(path, name)
-        _remember_parsed(name, data)
+    cached = _parsed_before(name)
+    if cached is not None:
+        return cached
+    data = _parse(knowledge_path(name), name)
+    _remember_parsed(name, data)
     return freeze(data)
 
 
@@ -130,7 +130,8 @@ def _cache_name(name: str) -> str:
 
 
 def _parsed_before(name: str) -> Any:
-    """The parsed data cached for this file (marshal holds plain data only)."""
+    """The parsed data cached for this file, frozen, or None (absent, or holding more
+    than YAML's own kinds of value: a cache file is never trusted to hold more)."""
     import marshal
 
     from assistant.cache import read_bytes
@@ -142,7 +143,32 @@ def _parsed_before(name: str) -> Any:
         data = marshal.loads(raw)
     except (EOFError, ValueError, TypeError):
         return None
-    return data if _is_plain(data) else None
+    try:
+        return _freeze_plain(data)
+    except _NotPlain:
+        return None
+
+
+class _NotPlain(Exception):
+    """A value other than YAML's own kinds in a cache file."""
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _freeze_plain(data: Any) -> Any:
+    """``freeze`` and the check of ``_is_plain`` in one walk (exact types: marshal makes
+    no subclasses), for the data read back on every run."""
+    kind = type(data)
+    if kind is dict:
+        if not all(type(key) in _SCALARS for key in data):
+            raise _NotPlain
+        return FrozenDict({key: _freeze_plain(value) for key, value in data.items()})
+    if kind is list:
+        return FrozenList([_freeze_plain(item) for item in data])
+    if kind in _SCALARS:
+        return data
+    raise _NotPlain
 
 
 def _remember_parsed(name: str, data: Any) -> None:
