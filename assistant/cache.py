@@ -85,17 +85,28 @@ def cache_dir() -> Path | None:
     return folder if os.access(folder, os.W_OK) else None
 
 
+# what earlier versions kept loose in the root, each with a key of its own
+_LEGACY = ("yaml-*.marshal", "rules-valid-*", "knowledge-valid-*", "prefilter-*.hsdb",
+           "search-index.json", "jieba.u*.cache")  # fmt: skip
+
+
 def _prune(root: Path, keep: Path) -> None:
-    """Remove key folders not written for STALE_DAYS (other checkouts or versions may
-    still use recent ones; a removed one is only built again)."""
+    """Remove key folders (and loose files of earlier versions) not written for
+    STALE_DAYS; other checkouts or versions may still use recent ones, and a removed one
+    is only built again. Nothing else in the root is touched (it may be a shared folder)."""
+    import fnmatch
     import shutil
 
     cutoff = time.time() - STALE_DAYS * 86400
     with contextlib.suppress(OSError):
-        for folder in root.iterdir():
-            stale = folder.name.startswith(PREFIX) and folder.stat().st_mtime < cutoff
-            if stale and folder != keep and folder.is_dir():
-                shutil.rmtree(folder, ignore_errors=True)
+        for entry in root.iterdir():
+            if entry == keep or entry.stat().st_mtime >= cutoff:
+                continue
+            if entry.name.startswith(PREFIX) and entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=True)
+            elif entry.is_file() and any(fnmatch.fnmatch(entry.name, p) for p in _LEGACY):
+                with contextlib.suppress(OSError):
+                    entry.unlink()
 
 
 def clear() -> None:

@@ -146,19 +146,24 @@ def test_an_unwritable_folder_gives_none_and_reads_miss(
         cache.clear()
 
 
-def test_old_key_folders_go_when_a_new_one_is_made_recent_ones_stay(
+def test_old_key_folders_and_loose_files_go_when_a_new_one_is_made_recent_ones_stay(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AREAL_DOCTOR_CACHE_DIR", str(tmp_path))
     old, recent = tmp_path / f"{cache.PREFIX}old", tmp_path / f"{cache.PREFIX}recent"
     old.mkdir()
     recent.mkdir()
+    loose, foreign = tmp_path / "rules-valid-0123", tmp_path / "someone-elses.txt"
+    loose.write_bytes(b"")
+    foreign.write_bytes(b"")
     stale = (cache.STALE_DAYS + 1) * 86400
-    os.utime(old, (old.stat().st_atime - stale, old.stat().st_mtime - stale))
+    for path in (old, loose, foreign):
+        os.utime(path, (path.stat().st_atime - stale, path.stat().st_mtime - stale))
     cache.clear()
     try:
         current = cache.cache_dir()
     finally:
         cache.clear()
     assert current is not None and current.is_dir()
-    assert not old.exists() and recent.exists()
+    assert not old.exists() and not loose.exists()  # an earlier version's loose verdict too
+    assert recent.exists() and foreign.exists()  # the root may be a shared folder
