@@ -55,14 +55,20 @@ class LazyPattern:
         return self._calls <= GATED_CALLS and closed(self.gate(), string)
 
     def search(self, string: str, *args: int) -> re.Match[str] | None:
-        if self._shut(string):
-            return None
-        return self.compiled().search(string, *args)
+        compiled = self._compiled  # the hot path: one attribute, no call, once compiled
+        if compiled is None:
+            if self._shut(string):
+                return None
+            compiled = self.compiled()
+        return compiled.search(string, *args)
 
     def match(self, string: str, *args: int) -> re.Match[str] | None:
-        if self._shut(string):
-            return None
-        return self.compiled().match(string, *args)
+        compiled = self._compiled
+        if compiled is None:
+            if self._shut(string):
+                return None
+            compiled = self.compiled()
+        return compiled.match(string, *args)
 
     def finditer(self, string: str, *args: int) -> Iterator[re.Match[str]]:
         if self._shut(string):
