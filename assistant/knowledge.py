@@ -1,7 +1,8 @@
 """Find and load the data files in knowledge/.
 
 knowledge/ sits at the top of the repository so people edit it as data; the wheel
-maps it to ``assistant/knowledge``. One function finds it in both layouts.
+maps it to ``assistant/knowledge``. One function finds it in both layouts
+(``assistant/paths.py``).
 """
 
 from __future__ import annotations
@@ -10,21 +11,15 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from assistant import paths
 from assistant.errors import KnowledgeError
+from assistant.paths import knowledge_dir
 
-
-@cache
-def knowledge_dir() -> Path:
-    """The knowledge folder of an installed wheel, or of a source checkout."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "knowledge", here.parent / "knowledge"):
-        if candidate.is_dir():
-            return candidate
-    raise KnowledgeError("knowledge/ folder not found next to the assistant package")
+__all__ = ["FrozenDict", "FrozenList", "freeze", "knowledge_dir", "knowledge_path", "load_yaml"]
 
 
 def knowledge_path(*parts: str) -> Path:
-    return knowledge_dir().joinpath(*parts)
+    return paths.knowledge_dir().joinpath(*parts)
 
 
 def safe_loader() -> Any:
@@ -104,12 +99,13 @@ def load_yaml(name: str) -> Any:
     """Load knowledge/<name> with the safe loader (cached per process), read-only.
 
     Parsing YAML costs more than reading a small log, so the parsed data of each file
-    is also kept in the user's cache dir, keyed by the file's size and change time."""
-    path = knowledge_path(name)
-    data = _parsed_before(path)
-    if data is None:
-        data = _parse(path, name)
-        _remember_parsed(path, data)
+    is also kept in the one cache (``assistant/cache.py``), whose key changes with any
+    knowledge file."""
+    cached = _parsed_before(name)
+    if cached is not None:
+        return cached
+    data = _parse(knowledge_path(name), name)
+    _remember_parsed(name, data)
     return freeze(data)
 
 
@@ -128,44 +124,60 @@ def _parse(path: Path, name: str) -> Any:
 _PLAIN = (dict, list, str, int, float, bool, type(None))
 
 
-def _cache_name(path: Path) -> str | None:
-    import hashlib
-
-    from assistant import __version__
-
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    key = f"{__version__}|{path}|{stat.st_size}|{stat.st_mtime_ns}"
-    return f"yaml-{hashlib.sha256(key.encode()).hexdigest()[:24]}.marshal"
+def _cache_name(name: str) -> str:
+    """The parsed file's name in the one cache (whose key covers every knowledge file)."""
+    return "yaml-" + name.replace("/", "--") + ".marshal"
 
 
-def _parsed_before(path: Path) -> Any:
-    """The parsed data cached for this exact file (marshal holds plain data only)."""
+def _parsed_before(name: str) -> Any:
+    """The parsed data cached for this file, frozen, or None (absent, or holding more
+    than YAML's own kinds of value: a cache file is never trusted to hold more)."""
     import marshal
 
-    from assistant.search.cache import read_bytes
+    from assistant.cache import read_bytes
 
-    name = _cache_name(path)
-    raw = read_bytes(name) if name else None
+    raw = read_bytes(_cache_name(name))
     if not raw:
         return None
     try:
         data = marshal.loads(raw)
     except (EOFError, ValueError, TypeError):
         return None
-    return data if _is_plain(data) else None
+    try:
+        return _freeze_plain(data)
+    except _NotPlain:
+        return None
 
 
-def _remember_parsed(path: Path, data: Any) -> None:
+class _NotPlain(Exception):
+    """A value other than YAML's own kinds in a cache file."""
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _freeze_plain(data: Any) -> Any:
+    """``freeze`` and the check of ``_is_plain`` in one walk (exact types: marshal makes
+    no subclasses), for the data read back on every run."""
+    kind = type(data)
+    if kind is dict:
+        if not all(type(key) in _SCALARS for key in data):
+            raise _NotPlain
+        return FrozenDict({key: _freeze_plain(value) for key, value in data.items()})
+    if kind is list:
+        return FrozenList([_freeze_plain(item) for item in data])
+    if kind in _SCALARS:
+        return data
+    raise _NotPlain
+
+
+def _remember_parsed(name: str, data: Any) -> None:
     import marshal
 
-    from assistant.search.cache import write_bytes
+    from assistant.cache import write_bytes
 
-    name = _cache_name(path)
-    if name is not None and _is_plain(data):
-        write_bytes(name, marshal.dumps(data))
+    if _is_plain(data):
+        write_bytes(_cache_name(name), marshal.dumps(data))
 
 
 def _is_plain(data: Any) -> bool:

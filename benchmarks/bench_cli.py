@@ -13,9 +13,13 @@ cache folder. Printed (median of --runs, in seconds):
 * ``python -m assistant search QUERY`` with a warm cache (the normal case), and the
   ratio to the reference (goal: at most 2);
 * the same with an empty cache folder on every run (first use after an install or a
-  knowledge edit: the index is compiled and written), for information.
+  knowledge edit: the index is compiled and written), for information;
+* ``python -m assistant diagnose`` of a small fixture log (a CUDA OOM in backward) with
+  a warm cache: the fixed cost of a diagnosis, for information.
 
-The interpreter running this script is used for every command.
+The interpreter running this script is used for every command, from bytecode as an
+installed wheel runs (PYTHONDONTWRITEBYTECODE is dropped and the package compiled
+first; --source-only keeps the variable as it is).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+SMALL_LOG = ROOT / "tests" / "fixtures" / "logs" / "phases" / "backward-source-line-after-error.log"
 
 
 def timed_run(command: list[str], env: dict[str, str]) -> float:
@@ -46,10 +51,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--query", default="训练时显存不足怎么办")
+    parser.add_argument(
+        "--source-only", action="store_true", help="keep PYTHONDONTWRITEBYTECODE as it is"
+    )
     args = parser.parse_args()
 
     python = sys.executable
     base_env = dict(os.environ)
+    if not args.source_only:
+        base_env.pop("PYTHONDONTWRITEBYTECODE", None)
+        compile_all = [python, "-m", "compileall", "-q", str(ROOT / "assistant")]
+        subprocess.run(compile_all, check=False, env=base_env)
     with tempfile.TemporaryDirectory() as scratch:
         warm_env = {**base_env, "AREAL_DOCTOR_CACHE_DIR": str(Path(scratch) / "warm")}
         imports = [python, "-c", "import jieba, rank_bm25"]
@@ -57,6 +69,8 @@ def main() -> int:
         imports_lean = [python, "-c", no_pkg]
         search = [python, "-m", "assistant", "search", args.query]
         timed_run(search, warm_env)  # fill the cache once
+        diagnose = [python, "-m", "assistant", "diagnose", str(SMALL_LOG), "--non-interactive"]
+        timed_run(diagnose, warm_env)
 
         def cold_env(run: int) -> dict[str, str]:
             return {**base_env, "AREAL_DOCTOR_CACHE_DIR": str(Path(scratch) / f"cold{run}")}
@@ -65,6 +79,7 @@ def main() -> int:
         lean = median_time(imports_lean, args.runs, lambda _run: base_env)
         warm = median_time(search, args.runs, lambda _run: warm_env)
         cold = median_time(search, args.runs, cold_env)
+        diagnosed = median_time(diagnose, args.runs, lambda _run: warm_env)
 
     print(f"runs per figure: {args.runs} (median), query: {args.query!r}")
     print(f"import jieba, rank_bm25          {reference:6.3f} s")
@@ -73,6 +88,7 @@ def main() -> int:
         f"search, warm cache               {warm:6.3f} s   ratio {warm / reference:4.2f} (goal 2)"
     )
     print(f"search, empty cache every run    {cold:6.3f} s   ratio {cold / reference:4.2f}")
+    print(f"diagnose a small log, warm cache {diagnosed:6.3f} s")
     return 0
 
 

@@ -114,14 +114,14 @@ def test_candidate_cap_keeps_memory_lines(tmp_path: Path, monkeypatch) -> None:
 
 def test_compiled_hyperscan_database_is_reused_from_the_cache(tmp_path: Path, monkeypatch) -> None:
     pytest.importorskip("hyperscan")
-    from assistant.search import cache
+    from assistant import cache
 
     monkeypatch.setenv("AREAL_DOCTOR_CACHE_DIR", str(tmp_path))
     cache.cache_dir.cache_clear()
     try:
         data = b"fine\nCUDA out of memory\nworker KILLED\n"
         first = Prefilter(TRIGGERS, ())
-        stored = list(tmp_path.glob("prefilter-*.hsdb"))
+        stored = list(tmp_path.glob("k-*/prefilter-*.hsdb"))
         assert len(stored) == 1
         again = Prefilter(TRIGGERS, ())  # loaded, not compiled
         assert again.ends(data) == first.ends(data) == [m.end() for m in REFERENCE.finditer(data)]

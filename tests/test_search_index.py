@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -270,10 +271,19 @@ def test_zero_results_requested():
 # --- the compiled-index cache ------------------------------------------------------------
 
 
+def _stored_index() -> Path:
+    """Where the compiled index is kept: the one cache's folder for this key."""
+    from assistant.cache import cache_dir
+
+    folder = cache_dir()
+    assert folder is not None
+    return folder / search_index.CACHE_NAME
+
+
 def test_compiled_index_is_written_and_then_reused(private_cache, monkeypatch):
     search_index.clear_caches()
     search("oom")
-    assert (private_cache / search_index.CACHE_NAME).is_file()
+    assert (_stored_index()).is_file()
 
     search_index.clear_caches()
 
@@ -347,7 +357,7 @@ def test_text_output_without_hits_says_so():
 def test_damaged_cache_file_is_rebuilt(private_cache):
     search_index.clear_caches()
     search("oom")
-    path = private_cache / search_index.CACHE_NAME
+    path = _stored_index()
     fingerprint = json.loads(path.read_text(encoding="utf-8"))["fingerprint"]
     path.write_text(json.dumps({"fingerprint": fingerprint, "langs": "garbage"}), "utf-8")
     search_index.clear_caches()

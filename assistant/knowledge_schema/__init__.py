@@ -5,16 +5,12 @@ reference between them (facts, metrics, inferences, derived names, questions,
 reasons, sections, placeholders, i18n keys). A mistake raises KnowledgeError that
 names the file, the entry and the field, so an edit fails at load, not as a wrong
 diagnosis. ``ensure_valid()`` runs it once per change of the knowledge files and
-remembers the verdict in the user cache dir, so start-up stays fast.
+remembers the verdict in the one cache, so start-up stays fast.
 """
 
 from __future__ import annotations
 
-import hashlib
 from functools import cache
-from pathlib import Path
-
-from assistant.knowledge import knowledge_dir
 
 
 def validate_knowledge() -> None:
@@ -28,28 +24,13 @@ def validate_knowledge() -> None:
     check_tree()
 
 
-def fingerprint() -> str:
-    """Size and modification time of every knowledge file, and this package's version."""
-    from assistant import __version__
-
-    digest = hashlib.sha256(__version__.encode())
-    root = knowledge_dir()
-    schema = Path(__file__).parent
-    for base in (root, schema):
-        for path in sorted(base.rglob("*")):
-            if path.suffix in (".yaml", ".md", ".py"):
-                stat = path.stat()
-                digest.update(f"{path}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-    return digest.hexdigest()[:24]
-
-
 @cache
 def ensure_valid() -> None:
-    """Validate once per change of knowledge/ (the verdict is kept in the user cache)."""
-    from assistant.search.cache import has_stamp, set_stamp
+    """Validate once per change of knowledge/ (the verdict is kept in the one cache,
+    ``assistant/cache.py``, whose key covers every knowledge file and module)."""
+    from assistant.cache import KNOWLEDGE_VALID, has_stamp, set_stamp
 
-    stamp = f"knowledge-valid-{fingerprint()}"
-    if has_stamp(stamp):
+    if has_stamp(KNOWLEDGE_VALID):
         return
     validate_knowledge()
-    set_stamp(stamp)
+    set_stamp(KNOWLEDGE_VALID)

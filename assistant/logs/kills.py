@@ -21,9 +21,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
-from assistant.logs.lazyre import LazyPattern
+from assistant.logs.gates import Gate, closed
+from assistant.logs.lazyre import LazyPattern, union_gate
 from assistant.logs.schema import Entry
 
 # a process's exit report / a shell's word for it / a reporter's sentence / a kill sent
@@ -76,8 +78,15 @@ class KillTable:
                     triggers.setdefault(trigger, None)
         return tuple(patterns), tuple(triggers)
 
+    @cached_property
+    def gate(self) -> Gate | None:
+        """Literals one of which any spelling's match holds (see assistant/logs/gates.py)."""
+        return union_gate(p for s in self.spellings for ps in s.patterns.values() for p in ps)
+
     def normalise(self, text: str, roles: tuple[str, ...] = ROLES) -> KillFact | None:
         """The first (leftmost) kill ``text`` reports, whatever its spelling."""
+        if closed(self.gate, text):  # no spelling can match: one test, not one per pattern
+            return None
         best: KillFact | None = None
         numbers = {s.name: s.number for s in self.signals}
         for spelling in self.spellings:

@@ -594,6 +594,7 @@ def _load_context_figures() -> tuple[Figure, ...]:
     return tuple(figures[i] for i in ids)
 
 
+VERDICT = "rules-valid"  # kept in the one cache, whose key covers every rule file
 RULE_FILES = ("signatures.yaml", CORE_VOCABULARY, "lookalikes.yaml", "facts.yaml", "describe.yaml")
 
 
@@ -607,18 +608,18 @@ def load_rules() -> Rules:
     """All rule files, validated (once per process).
 
     Validating compiles every pattern; once these exact files have passed, later runs
-    defer compiling each pattern to its first use (a cached verdict per file content)."""
-    from assistant.search.cache import has_stamp, set_stamp
+    defer compiling each pattern to its first use (the verdict is kept in the one cache,
+    ``assistant/cache.py``, keyed by every knowledge file)."""
+    from assistant.cache import has_stamp, set_stamp
 
-    verdict = _verdict_name()
-    validated_before = verdict is not None and has_stamp(verdict)
+    validated_before = has_stamp(VERDICT)
     VALIDATION.patterns = not validated_before
     try:
         rules = _load_all()
     finally:
         VALIDATION.patterns = True
-    if verdict is not None and not validated_before:
-        set_stamp(verdict)
+    if not validated_before:
+        set_stamp(VERDICT)
     return rules
 
 
@@ -661,21 +662,3 @@ def _load_all() -> Rules:
         reading=reading,
         corroboration_denied=corroboration_denied,
     )
-
-
-def _verdict_name() -> str | None:
-    """A name for "these rule files passed validation": their bytes, this package's
-    version and Python's (whose re module compiled them)."""
-    import hashlib
-    import sys
-
-    from assistant import __version__
-    from assistant.knowledge import knowledge_path
-
-    digest = hashlib.sha256(f"{__version__}|{sys.version_info[:2]}".encode())
-    for name in rule_files():
-        try:
-            digest.update(knowledge_path(name).read_bytes())
-        except OSError:
-            return None
-    return f"rules-valid-{digest.hexdigest()[:24]}"

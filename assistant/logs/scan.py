@@ -122,7 +122,7 @@ def _database_name(expressions: list[bytes], flags: list[int], version: str) -> 
 
 
 def _cached_database(hyperscan: Any, name: str) -> Any:
-    from assistant.search.cache import read_bytes
+    from assistant.cache import read_bytes
 
     data = read_bytes(name)
     if not data:
@@ -136,7 +136,7 @@ def _cached_database(hyperscan: Any, name: str) -> Any:
 
 
 def _store_database(hyperscan: Any, name: str, database: Any) -> None:
-    from assistant.search.cache import write_bytes
+    from assistant.cache import write_bytes
 
     try:
         write_bytes(name, hyperscan.dumpb(database))

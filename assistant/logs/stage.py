@@ -17,6 +17,7 @@ from typing import Any
 
 from assistant.errors import KnowledgeError
 from assistant.knowledge import load_yaml
+from assistant.logs.lazyre import LazyPattern, knowledge_patterns
 from assistant.logs.phase import message_end, traceback_start
 from assistant.logs.rules import Signature
 from assistant.logs.windows import Window, WindowLine
@@ -29,8 +30,8 @@ class StageRule:
     id: str
     phase: str
     name: dict[str, str]
-    match: tuple[re.Pattern[str], ...]
-    context: tuple[re.Pattern[str], ...] = ()
+    match: tuple[LazyPattern, ...]
+    context: tuple[LazyPattern, ...] = ()
 
 
 @dataclass
@@ -41,23 +42,22 @@ class StageResult:
 
 
 @cache
-def stage_rules() -> tuple[
-    tuple[StageRule, ...], tuple[tuple[str, re.Pattern[str]], ...], int, int
-]:
+def stage_rules() -> tuple[tuple[StageRule, ...], tuple[tuple[str, LazyPattern], ...], int, int]:
     """(stages in precedence order, status-line patterns, lines searched before, after)."""
     data = load_yaml("stages.yaml") or {}
+    compile_ = knowledge_patterns()
     try:
         stages = tuple(
             StageRule(
                 id=item["id"],
                 phase=item["phase"],
                 name=dict(item["name"]),
-                match=tuple(re.compile(p) for p in item.get("match") or []),
-                context=tuple(re.compile(p) for p in item.get("context") or []),
+                match=tuple(compile_(p) for p in item.get("match") or []),
+                context=tuple(compile_(p) for p in item.get("context") or []),
             )
             for item in data.get("stages") or []
         )
-        status = tuple((s["fact"], re.compile(s["pattern"])) for s in data.get("status") or [])
+        status = tuple((s["fact"], compile_(s["pattern"])) for s in data.get("status") or [])
     except (KeyError, TypeError, re.error) as exc:
         raise KnowledgeError(f"stages.yaml: {exc}") from None
     return stages, status, int(data.get("before_lines") or 400), int(data.get("after_lines") or 0)
@@ -132,14 +132,14 @@ def _copies_tracebacks(lines: Sequence[WindowLine], fail: int, sig: Signature) -
     return found
 
 
-def _first(patterns: Sequence[re.Pattern[str]], lines: Sequence[WindowLine]) -> WindowLine | None:
+def _first(patterns: Sequence[LazyPattern], lines: Sequence[WindowLine]) -> WindowLine | None:
     for line in lines:
         if any(p.search(line.text) for p in patterns):
             return line
     return None
 
 
-def _last(patterns: Sequence[re.Pattern[str]], lines: Sequence[WindowLine]) -> WindowLine | None:
+def _last(patterns: Sequence[LazyPattern], lines: Sequence[WindowLine]) -> WindowLine | None:
     for line in reversed(lines):
         if any(p.search(line.text) for p in patterns):
             return line
@@ -147,7 +147,7 @@ def _last(patterns: Sequence[re.Pattern[str]], lines: Sequence[WindowLine]) -> W
 
 
 def _status(
-    before: Sequence[WindowLine], rules: Sequence[tuple[str, re.Pattern[str]]]
+    before: Sequence[WindowLine], rules: Sequence[tuple[str, LazyPattern]]
 ) -> dict[str, Any]:
     """Each status figure from the last line before the failure that states it."""
     found: dict[str, int | float] = {}
