@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 
 import pytest
 
@@ -614,3 +615,31 @@ def test_an_aside_in_parentheses_is_not_the_fallback_snippet() -> None:
     ]
     snippet, _terms = best_snippet(sentences, ["nothing"], lambda term: 1.0)
     assert snippet == "By default FSDP keeps fp32."
+
+
+@pytest.mark.parametrize(
+    ("query", "note"),
+    [
+        (
+            "nvidia-smi lists a python process holding 20GB on GPU 0 before training starts",
+            "x-foreign-process",
+        ),
+        ("dataloader num_workers 开太多，host memory 被吃光", "x-host-memory"),
+    ],
+)
+def test_a_note_the_query_names_leads_over_a_match_on_shared_words(query: str, note: str) -> None:
+    """The guide's best section matched on words every section has ("training", "memory");
+    the note matched on its title and concept words, and leads though it does not score
+    note_lead times higher. Without the rule (named_margin 0) the guide came first."""
+    from assistant.search.index import DEFAULT_CONFIG
+
+    assert search(query, k=1)[0].section == note
+    assert search(query, k=1, config=replace(DEFAULT_CONFIG, named_margin=0.0))[0].section != note
+
+
+def test_a_guide_section_the_query_names_too_keeps_its_lead() -> None:
+    """Host RAM while loading: the loading section's own words match as well as the
+    host-memory note's, so the note does not jump ahead on the lower bar."""
+    assert search("host RAM fills up on rank 0 while the model loads", k=1)[0].section == (
+        "train-efficient-load"
+    )

@@ -9,7 +9,9 @@ from assistant.errors import UserError
 from assistant.search.glossary import query_phases
 from assistant.search.index import (
     DEFAULT_CONFIG,
+    FIELDS,
     IndexConfig,
+    Weights,
     is_extra,
     phase_patterns,
     section_index,
@@ -159,7 +161,16 @@ def _rank(prepared: _Prepared, config: IndexConfig) -> list[tuple[float, dict[st
         ranked += [(score, order, doc, index) for score, doc, index in guide]
         if config.note_lead > 0 and not config.include_extra:
             notes = _notes_on_guide_scale(prepared, language, config, guide)
-            ranked += [(score / config.note_lead, order, doc, index) for score, doc, index in notes]
+            named = _named_notes(prepared, language, config, guide)
+            ranked += [
+                (
+                    score / (config.named_lead if doc["id"] in named else config.note_lead),
+                    order,
+                    doc,
+                    index,
+                )
+                for score, doc, index in notes
+            ]
     ranked.sort(key=lambda item: (-item[0], item[1]))
     return [(score, doc, index) for score, _order, doc, index in ranked]
 
@@ -207,6 +218,44 @@ def _notes_on_guide_scale(
         notes.append((ratio * guide_top, doc, index))
     notes.sort(key=lambda item: -item[0])
     return notes
+
+
+def _named_notes(
+    prepared: _Prepared,
+    language: str,
+    config: IndexConfig,
+    guide: list[tuple[float, dict[str, Any], Any]],
+) -> set[str]:
+    """The notes the query names, where the best guide section matches on other words.
+
+    A section is named by its title, its config keys and its concept words
+    (section_terms.yaml): _naming_config's index of guide and notes holds only those.
+    A note whose score there is at least ``config.named_margin`` times that of the
+    guide's best section (in the guide's own ranking) is what the query is about, and
+    the guide section came first on words every section shares ("显存", "process",
+    "start"); such a note needs only ``config.named_lead`` instead of ``note_lead``.
+    """
+    if not guide or config.named_margin <= 0:
+        return set()
+    index = section_index(language, _naming_config(config))
+    scores = {doc["id"]: score for score, doc in index.rank(prepared.weights, prepared.words)}
+    guide_named = scores.get(guide[0][1]["id"], 0.0)
+    return {
+        section
+        for section, score in scores.items()
+        if is_extra(section) and score > config.named_margin * guide_named
+    }
+
+
+def _naming_config(config: IndexConfig) -> IndexConfig:
+    """The index of guide and notes on what names a section: title, keys, concept words."""
+    weights = replace(
+        Weights(**dict.fromkeys(FIELDS, 0)),
+        title=config.weights.title,
+        keys=config.weights.keys,
+        concepts=config.weights.concepts,
+    )
+    return replace(config, include_extra=True, weights=weights)
 
 
 def _best_guide_score(ranked: list[tuple[float, dict[str, Any], Any]]) -> float:

@@ -81,6 +81,16 @@ class IndexConfig:
     # again, holdout11 (held out) 0.88 -> 0.85 and holdout12 0.98 -> 0.87, holdout7/8 up.
     # 0 leaves the notes out; ignored with include_extra (one index).
     note_lead: float = 2.5
+    # A note the query names (engine._named_notes: its title, keys and concept words
+    # match named_margin times more than the best guide section's do) needs only
+    # named_lead: the guide section came first on words every section shares. Chosen on
+    # the tuning sets (holdout12/13/15, notes.yaml) and the guide's tune sets (shared
+    # dev, probe, own, fresh): margin 2.0-3.0 x lead 1.0-2.0; 2.5 x 1.2 lifted the note
+    # questions (holdout12 0.82 -> 0.89, holdout15 0.74 -> 0.89, notes 0.46 -> 0.60) and
+    # kept dev, own and fresh; probe lost one (a "Failed to CUDA calloc" question that
+    # the NCCL note answers, labelled with the guide's buffer section). 0 turns it off.
+    named_margin: float = 2.5
+    named_lead: float = 1.2
     only_extra: bool = False  # the notes' own index
     # engine.see_also offers the best note beside the results, when it is not among them,
     # if it scores at least this share of the best guide section (on the merged scale,
