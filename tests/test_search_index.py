@@ -643,3 +643,16 @@ def test_a_guide_section_the_query_names_too_keeps_its_lead() -> None:
     assert search("host RAM fills up on rank 0 while the model loads", k=1)[0].section == (
         "train-efficient-load"
     )
+
+
+def test_a_note_about_as_good_as_the_guide_comes_second() -> None:
+    """The Adam-arithmetic note scores below the optimizer-dtype section but near it;
+    without note_second two more optimizer sections came before it (out of the top 3)."""
+    from assistant.search.index import DEFAULT_CONFIG
+
+    query = "how much memory do the adam states of a 7B model take"
+    hits = search(query, k=4)
+    assert [hit.section for hit in hits[:2]] == ["optimizer-state-dtype", "x-optimizer-memory"]
+    assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
+    plain = search(query, k=4, config=replace(DEFAULT_CONFIG, note_second=0.0))
+    assert "x-optimizer-memory" not in [hit.section for hit in plain[:3]]
