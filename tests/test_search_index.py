@@ -630,11 +630,11 @@ def test_an_aside_in_parentheses_is_not_the_fallback_snippet() -> None:
 def test_a_note_the_query_names_leads_over_a_match_on_shared_words(query: str, note: str) -> None:
     """The guide's best section matched on words every section has ("training", "memory");
     the note matched on its title and concept words, and leads though it does not score
-    note_lead times higher. Without the rule (named_margin 0) the guide came first."""
+    note_lead times higher. Without the rule (named_product 0) the guide came first."""
     from assistant.search.index import DEFAULT_CONFIG
 
     assert search(query, k=1)[0].section == note
-    assert search(query, k=1, config=replace(DEFAULT_CONFIG, named_margin=0.0))[0].section != note
+    assert search(query, k=1, config=replace(DEFAULT_CONFIG, named_product=0.0))[0].section != note
 
 
 def test_a_guide_section_the_query_names_too_keeps_its_lead() -> None:

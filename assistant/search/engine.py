@@ -168,12 +168,9 @@ def _rank(
             notes = _notes_on_guide_scale(prepared, language, config, guide)
             naming = _naming_ratios(prepared, language, config, guide)
             for score, doc, index in notes:
-                named = naming.get(doc["id"], 0.0)
-                # named: the guide's best section came first on words every section
-                # shares ("显存", "process", "start"), the note on its own title and
-                # concept words; it needs only named_lead instead of note_lead.
-                is_named = config.named_margin > 0 and named > config.named_margin
-                lead = config.named_lead if is_named else config.note_lead
+                lead = config.note_lead
+                if guide and _is_named(score / guide[0][0], naming.get(doc["id"], 0.0), config):
+                    lead = config.named_lead
                 ranked.append((score / lead, order, doc, index))
                 if guide and score >= config.note_second * guide[0][0] > 0:
                     close.add(doc["id"])
@@ -247,6 +244,22 @@ def _notes_on_guide_scale(
         notes.append((ratio * guide_top, doc, index))
     notes.sort(key=lambda item: -item[0])
     return notes
+
+
+def _is_named(ratio: float, naming: float, config: IndexConfig) -> bool:
+    """Whether a note the query names may lead at ``named_lead`` instead of ``note_lead``.
+
+    ``ratio`` is its score over the best guide section's (on the guide's scale),
+    ``naming`` how much better the query names it (_naming_ratios). A guide section that
+    came first on words every section shares ("显存", "process", "start") while the note
+    matched on its own title and concept words gives way when the two together reach
+    ``named_product`` and the note scores at least ``named_floor`` times the section.
+    """
+    return (
+        config.named_product > 0
+        and ratio >= config.named_floor
+        and ratio * naming >= config.named_product
+    )
 
 
 def _naming_ratios(

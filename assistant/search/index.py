@@ -81,15 +81,17 @@ class IndexConfig:
     # again, holdout11 (held out) 0.88 -> 0.85 and holdout12 0.98 -> 0.87, holdout7/8 up.
     # 0 leaves the notes out; ignored with include_extra (one index).
     note_lead: float = 2.5
-    # A note the query names (engine._named_notes: its title, keys and concept words
-    # match named_margin times more than the best guide section's do) needs only
-    # named_lead: the guide section came first on words every section shares. Chosen on
-    # the tuning sets (holdout12/13/15, notes.yaml) and the guide's tune sets (shared
-    # dev, probe, own, fresh): margin 2.0-3.0 x lead 1.0-2.0; 2.5 x 1.2 lifted the note
-    # questions (holdout12 0.82 -> 0.89, holdout15 0.74 -> 0.89, notes 0.46 -> 0.60) and
-    # kept dev, own and fresh; probe lost one (a "Failed to CUDA calloc" question that
-    # the NCCL note answers, labelled with the guide's buffer section). 0 turns it off.
-    named_margin: float = 2.5
+    # A note the query names may lead at named_lead (engine._is_named): when its score
+    # over the best guide section's (on the guide's scale) times how much better its
+    # title, keys and concept words match than that section's reaches named_product, and
+    # the score ratio is at least named_floor. Chosen on the tuning sets (holdout12/13/15,
+    # notes.yaml) against the guide's tune sets (shared dev, probe, own, fresh, holdout2-10):
+    # a product of 3-7 x floor 1.0-1.3, and a margin on the naming ratio alone (2.0-3.0):
+    # 5 x 1.3 let the most note questions lead with no guide question lost that 2.5 times
+    # more naming did not already lose (holdout12 notes R@1 0.82 -> 0.89, holdout15 0.74
+    # -> 0.89 at 2.5). 0 turns it off.
+    named_product: float = 5.0
+    named_floor: float = 1.3
     named_lead: float = 1.2
     # The best note scoring at least this share of the best guide section (on the guide's
     # scale, before note_lead) comes no lower than second (engine._note_second): R@3 of
