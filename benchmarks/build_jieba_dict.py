@@ -95,7 +95,7 @@ def most_common(default: dict[str, tuple[int, str]], count: int) -> list[str]:
 
 
 def guide_vocabulary(known: set[str]) -> set[str]:
-    """Default-dictionary words occurring in the Chinese guide and the glossary."""
+    """Default-dictionary words occurring in the Chinese guide, glossary and concept words."""
     import jieba
 
     words: set[str] = set()
@@ -114,6 +114,10 @@ def chinese_texts() -> list[str]:
         texts.append(" ".join([section.title, *section.heading_path, section.body]))
     for entry in load_yaml("glossary.yaml") or []:
         texts.extend(str(term) for term in entry.get("zh") or [])
+    # The sections' concept words are indexed too: a word of theirs that the dictionary
+    # lacked was split into characters, common ones dropped (录制 -> 录, 吃光 -> nothing).
+    for words in (load_yaml("section_terms.yaml") or {}).values():
+        texts.extend(str(term) for term in words.get("zh") or [])
     return texts
 
 

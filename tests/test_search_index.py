@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -624,3 +625,44 @@ def test_an_aside_in_parentheses_is_not_the_fallback_snippet() -> None:
     ]
     snippet, _terms = best_snippet(sentences, ["nothing"], lambda term: 1.0)
     assert snippet == "By default FSDP keeps fp32."
+
+
+@pytest.mark.parametrize(
+    ("query", "note"),
+    [
+        (
+            "nvidia-smi lists a python process holding 20GB on GPU 0 before training starts",
+            "x-foreign-process",
+        ),
+        ("nccl runs out of memory while creating the communicator", "x-nccl-memory"),
+    ],
+)
+def test_a_note_the_query_names_leads_over_a_match_on_shared_words(query: str, note: str) -> None:
+    """The guide's best section matched on words every section has ("training", "memory");
+    the note matched on its title and concept words, and leads though it does not score
+    note_lead times higher. Without the rule (named_product 0) the guide came first."""
+    from assistant.search.index import DEFAULT_CONFIG
+
+    assert search(query, k=1)[0].section == note
+    assert search(query, k=1, config=replace(DEFAULT_CONFIG, named_product=0.0))[0].section != note
+
+
+def test_a_guide_section_the_query_names_too_keeps_its_lead() -> None:
+    """Host RAM while loading: the loading section's own words match as well as the
+    host-memory note's, so the note does not jump ahead on the lower bar."""
+    assert search("host RAM fills up on rank 0 while the model loads", k=1)[0].section == (
+        "train-efficient-load"
+    )
+
+
+def test_a_note_about_as_good_as_the_guide_comes_second() -> None:
+    """The Adam-arithmetic note scores below the optimizer-dtype section but near it;
+    without note_second two more optimizer sections came before it (out of the top 3)."""
+    from assistant.search.index import DEFAULT_CONFIG
+
+    query = "how much memory do the adam states of a 7B model take"
+    hits = search(query, k=4)
+    assert [hit.section for hit in hits[:2]] == ["optimizer-state-dtype", "x-optimizer-memory"]
+    assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
+    plain = search(query, k=4, config=replace(DEFAULT_CONFIG, note_second=0.0))
+    assert "x-optimizer-memory" not in [hit.section for hit in plain[:3]]

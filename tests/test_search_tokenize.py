@@ -268,3 +268,12 @@ def test_chinese_pronouns_count_half_in_a_query() -> None:
 
     weights = query_weights(["哪个", "显存"])
     assert weights["哪个"] == PRONOUN_WEIGHT < 1.0 and weights["显存"] == 1.0
+
+
+def test_words_of_the_concept_phrases_are_in_the_small_dictionary() -> None:
+    """section_terms.yaml's Chinese words feed the dictionary like the guide's: before,
+    吃光 split into two common characters that were both dropped, 录制 lost its 制."""
+    from assistant.search.tokenize import query_terms
+
+    assert "吃光" in query_terms("数据加载把内存吃光了")
+    assert "录制" in query_terms("录制解码图时爆显存")

@@ -9,7 +9,9 @@ from assistant.errors import UserError
 from assistant.search.glossary import query_phases
 from assistant.search.index import (
     DEFAULT_CONFIG,
+    FIELDS,
     IndexConfig,
+    Weights,
     is_extra,
     phase_patterns,
     section_index,
@@ -56,7 +58,9 @@ def search(
     ``lang`` None follows the query's script (see detect_lang); ``"zh"`` or ``"en"``
     searches that language's guide; ``"all"`` searches both and merges by score.
     areal-doctor's own ``x-`` notes join the results when they match, ahead of a guide
-    section only when they score clearly higher (``config.note_lead``; see _rank).
+    section only when they score clearly higher (``config.note_lead``), or higher and
+    the query names them rather than the section (``config.named_product``); one about
+    as good as the best section comes second (``config.note_second``; see _rank).
     ``include_extra`` ranks guide and notes in one index instead, all on equal terms
     (recall@1 on the guide's evaluation queries fell from 0.96 to 0.83 that way).
     ``config`` is for experiments.
@@ -69,8 +73,8 @@ def search(
         raise UserError(f"the number of results must be positive, not {k}")
     if prepared is None or k == 0:
         return []
-    ranked = _rank(prepared, config)
-    ranked = _set_aside(ranked, prepared.aside)[:k]
+    ranked, close = _rank(prepared, config)
+    ranked = _note_second(_set_aside(ranked, prepared.aside), close, prepared.aside)[:k]
     return [_hit(doc, score, prepared.meaningful, index) for score, doc, index in ranked]
 
 
@@ -146,22 +150,57 @@ def _prepare(query: str, lang: str | None, config: IndexConfig) -> _Prepared | N
     )
 
 
-def _rank(prepared: _Prepared, config: IndexConfig) -> list[tuple[float, dict[str, Any], Any]]:
+def _rank(
+    prepared: _Prepared, config: IndexConfig
+) -> tuple[list[tuple[float, dict[str, Any], Any]], set[str]]:
     """Matching sections of every language, best first; a named phase boosts its sections.
 
     ``prepared.words`` (plain English term -> the word typed) lets each index correct typos.
     areal-doctor's notes join the guide's sections on the guide's scale, divided by
     ``config.note_lead``: a note comes first only when it scores clearly higher.
+    Also returned: the notes that score at least ``config.note_second`` of the best
+    guide section (on that scale, before the division); see _note_second.
     """
     ranked: list[tuple[float, int, dict[str, Any], Any]] = []
+    close: set[str] = set()  # the notes that score about as well as the guide's best
     for order, language in enumerate(prepared.langs):
         guide = _guide_ranked(prepared, language, config)
         ranked += [(score, order, doc, index) for score, doc, index in guide]
         if config.note_lead > 0 and not config.include_extra:
             notes = _notes_on_guide_scale(prepared, language, config, guide)
-            ranked += [(score / config.note_lead, order, doc, index) for score, doc, index in notes]
+            naming = _naming_ratios(prepared, language, config, guide)
+            for score, doc, index in notes:
+                lead = config.note_lead
+                if guide and _is_named(score / guide[0][0], naming.get(doc["id"], 0.0), config):
+                    lead = config.named_lead
+                ranked.append((score / lead, order, doc, index))
+                if guide and score >= config.note_second * guide[0][0] > 0:
+                    close.add(doc["id"])
     ranked.sort(key=lambda item: (-item[0], item[1]))
-    return [(score, doc, index) for score, _order, doc, index in ranked]
+    return [(score, doc, index) for score, _order, doc, index in ranked], close
+
+
+def _note_second(
+    ranked: list[tuple[float, dict[str, Any], Any]], close: set[str], aside: set[str]
+) -> list[tuple[float, dict[str, Any], Any]]:
+    """``ranked`` with the first note of ``close`` moved up to second place if lower.
+
+    A note the query sets aside (``aside``, see _set_aside) stays where it is.
+
+    A note that scores about as well as the best guide section, but not note_lead times
+    better, lost R@3 to two or three guide sections that share its words (NCCL buffers
+    after both weight-update sections, optimizer arithmetic after three optimizer
+    sections); second place keeps the guide's best first. It takes the score of the
+    section it passes, so the scores shown still fall.
+    """
+    for position, (_score, doc, index) in enumerate(ranked):
+        if doc["id"] in close and not aside & _named_by(doc):
+            if position > 1:
+                ranked = list(ranked)
+                del ranked[position]
+                ranked.insert(1, (ranked[1][0], doc, index))
+            break
+    return ranked
 
 
 def _guide_ranked(
@@ -207,6 +246,58 @@ def _notes_on_guide_scale(
         notes.append((ratio * guide_top, doc, index))
     notes.sort(key=lambda item: -item[0])
     return notes
+
+
+def _is_named(ratio: float, naming: float, config: IndexConfig) -> bool:
+    """Whether a note the query names may lead at ``named_lead`` instead of ``note_lead``.
+
+    ``ratio`` is its score over the best guide section's (on the guide's scale),
+    ``naming`` how much better the query names it (_naming_ratios). A guide section that
+    came first on words every section shares ("显存", "process", "start") while the note
+    matched on its own title and concept words gives way when the two together reach
+    ``named_product`` and the note scores at least ``named_floor`` times the section.
+    """
+    return (
+        config.named_product > 0
+        and ratio >= config.named_floor
+        and ratio * naming >= config.named_product
+    )
+
+
+def _naming_ratios(
+    prepared: _Prepared,
+    language: str,
+    config: IndexConfig,
+    guide: list[tuple[float, dict[str, Any], Any]],
+) -> dict[str, float]:
+    """Per matching note, how much better than the best guide section the query names it.
+
+    A section is named by its title, its config keys and its concept words
+    (section_terms.yaml): _naming_config's index of guide and notes holds only those.
+    The ratio is a note's score there over that of the guide's best section (in the
+    guide's own ranking); infinite when that section is not named at all.
+    """
+    if not guide:
+        return {}
+    index = section_index(language, _naming_config(config))
+    scores = {doc["id"]: score for score, doc in index.rank(prepared.weights, prepared.words)}
+    guide_named = scores.get(guide[0][1]["id"], 0.0)
+    return {
+        section: score / guide_named if guide_named > 0 else float("inf")
+        for section, score in scores.items()
+        if is_extra(section)
+    }
+
+
+def _naming_config(config: IndexConfig) -> IndexConfig:
+    """The index of guide and notes on what names a section: title, keys, concept words."""
+    weights = replace(
+        Weights(**dict.fromkeys(FIELDS, 0)),
+        title=config.weights.title,
+        keys=config.weights.keys,
+        concepts=config.weights.concepts,
+    )
+    return replace(config, include_extra=True, weights=weights)
 
 
 def _best_guide_score(ranked: list[tuple[float, dict[str, Any], Any]]) -> float:
