@@ -35,7 +35,9 @@ def best_snippet(
     best: tuple[float, str, list[tuple[int, int]]] = (0.0, first, [])
     for sentence in pieces:
         found, positions = _matches(sentence, wanted)
-        score = sum(idf(term) for term in found)
+        # summed in one order: a set's order follows the hash seed, and two sentences
+        # with the same terms must tie exactly (the first then wins) in every run
+        score = sum(idf(term) for term in sorted(found))
         if score > best[0]:
             best = (score, sentence, positions)
     _score, text, positions = best
@@ -112,7 +114,7 @@ def mark_terms(snippet: str, terms: list[str], before: str, after: str) -> str:
     if not terms:
         return snippet
     alternatives = []
-    for term in sorted(set(terms), key=len, reverse=True):
+    for term in sorted(set(terms), key=lambda term: (-len(term), term)):
         escaped = re.escape(term)
         if not has_cjk(term):
             escaped = rf"(?<![A-Za-z0-9_]){escaped}(?![A-Za-z0-9_])"
