@@ -14,9 +14,9 @@ import pytest
 from assistant.errors import KnowledgeError
 from assistant.knowledge_schema import files, names, validate_knowledge
 from assistant.logs import rules
-from assistant.tree import engine
+from assistant.tree import rules as tree_rules
 
-LOADERS = (files, names, engine, rules)
+LOADERS = (files, names, tree_rules, rules)
 
 
 @pytest.fixture
