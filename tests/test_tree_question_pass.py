@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+import assistant.tree.rules as tree_rules
 from assistant.config import config_from_text
 from assistant.models import Decision, LogReport
-import assistant.tree.rules as tree_rules
 from assistant.tree import decide
 
 DISK_TWO_NODES = (

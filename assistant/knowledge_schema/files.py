@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from assistant.knowledge import load_yaml
 import assistant.knowledge_schema.names as names
+from assistant.knowledge import load_yaml
 from assistant.knowledge_schema.shapes import LANGS, bilingual, known, texts
 from assistant.logs.schema import Entry
 from assistant.models import KINDS, PHASES
