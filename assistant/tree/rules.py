@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 import assistant.knowledge_schema.names as names
+from assistant.errors import KnowledgeError
 from assistant.knowledge import load_yaml as load_yaml  # re-exported: tests swap it here
 from assistant.knowledge_schema.shapes import bilingual, known, texts
 from assistant.logs.schema import Entry
@@ -48,7 +49,17 @@ FILE = "tree.yaml"
 OPERATORS = ("present", "eq", "ne", "in", "contains", "contains_any", "gt", "gte", "lt", "lte")
 PLAIN_PATHS = ("phase", "kind", "oom", "stage")
 NAMED_PATHS = ("given", "facts", "metrics", "inference", "config", "source", "answer", "derived")
-FIX_KEYS = ("section", "when", "unless", "patch", "why", "notes", "already", "code_change")
+FIX_KEYS = (
+    "section",
+    "priority",
+    "when",
+    "unless",
+    "patch",
+    "why",
+    "notes",
+    "already",
+    "code_change",
+)
 STEP_SHAPES = (
     {"key", "value"},
     {"key", "fn"},
@@ -102,6 +113,7 @@ class Fix:
     already: Texts | None
     code_change: Texts | None
     auto_patch: bool  # False: recommended, never the patch written
+    priority: Mapping[str, int]  # phase -> place among that phase's fixes (lower first)
 
     @property
     def changes_config(self) -> bool:
@@ -120,7 +132,8 @@ class Lead:
 class Plan:
     id: str
     when: Condition
-    fixes: tuple[str, ...]
+    fixes: tuple[str, ...]  # listed (``fixes``) or derived (``fixes_of``)
+    fixes_of: str | None  # the phase whose fixes, by priority, the plan offers
 
 
 @dataclass(frozen=True)
@@ -171,20 +184,18 @@ def parse_tree(data: Any) -> Tree:
         known(entry, "fix", fix, fix_data, "fix")
         second = entry.get("second", bool, False)
         leads.append(Lead(fix, _condition(entry, lead.get("when"), "when", found), second))
+    reasons = _reasons(top.get("reasons", dict))
+    fixes = {fix_id: _fix(fix_id, spec, found) for fix_id, spec in fix_data.items()}
+    by_phase = _phase_order(fixes)
     plans: list[Plan] = []
     for index, plan in enumerate(top.get("plans", list)):
         label = f"plan '{plan.get('id')}'" if isinstance(plan, dict) else f"plans #{index + 1}"
-        entry = Entry(FILE, plan, label).only("id", "when", "fixes")
+        entry = Entry(FILE, plan, label).only("id", "when", "fixes", "fixes_of", "without")
         ident = entry.get("id", str)
         if any(p.id == ident for p in plans):
             entry.fail("duplicate id")
-        members = entry.get("fixes", list)
-        for fix in members:
-            known(entry, "fix", fix, fix_data, "fixes")
         when = _condition(entry, plan.get("when"), "when", found)
-        plans.append(Plan(ident, when, tuple(members)))
-    reasons = _reasons(top.get("reasons", dict))
-    fixes = {fix_id: _fix(fix_id, spec, found) for fix_id, spec in fix_data.items()}
+        plans.append(Plan(ident, when, *_members(entry, fix_data, by_phase)))
     return Tree(
         settings=settings,
         fallback=fallback,
@@ -193,6 +204,58 @@ def parse_tree(data: Any) -> Tree:
         reasons=MappingProxyType(reasons),
         fixes=MappingProxyType(fixes),
     )
+
+
+def _phase_order(fixes: Mapping[str, Fix]) -> dict[str, tuple[str, ...]]:
+    """Per phase, the fixes that name it under ``priority``, lowest number first."""
+    order: dict[str, list[Fix]] = {}
+    for fix in fixes.values():
+        for phase, rank in fix.priority.items():
+            same_rank = [f.id for f in order.get(phase, []) if f.priority[phase] == rank]
+            if same_rank:  # the order would be the file's, by accident
+                where = f"fix '{fix.id}'"
+                text = f"'priority': {phase} {rank} is also {same_rank[0]}'s; give each its own"
+                raise KnowledgeError(f"knowledge/{FILE}: entry {where}: {text}")
+            order.setdefault(phase, []).append(fix)
+    return {
+        phase: tuple(f.id for f in sorted(members, key=lambda f: f.priority[phase]))
+        for phase, members in order.items()
+    }
+
+
+def _members(
+    entry: Entry, fix_data: Mapping[str, Any], by_phase: Mapping[str, tuple[str, ...]]
+) -> tuple[tuple[str, ...], str | None]:
+    """A plan's fixes: its ``fixes`` list, or the fixes of phase ``fixes_of`` by priority
+    (less those of ``without``); the plan's own list only where its order is the
+    evidence's, not the guide's."""
+    if ("fixes" in entry.data) == ("fixes_of" in entry.data):
+        entry.fail("a plan has either 'fixes' (a list) or 'fixes_of' (a phase)")
+    if "fixes" in entry.data:
+        if "without" in entry.data:
+            entry.fail("'without' only goes with 'fixes_of'")
+        members = entry.get("fixes", list)
+        for fix in members:
+            known(entry, "fix", fix, fix_data, "fixes")
+        return tuple(members), None
+    phase = entry.get("fixes_of", str)
+    known(entry, "phase", phase, PHASES, "fixes_of")
+    derived = by_phase.get(phase, ())
+    if not derived:
+        entry.fail(f"'fixes_of': no fix gives a priority for phase '{phase}'")
+    left_out = entry.strings("without")
+    for fix in left_out:
+        known(entry, f"fix of phase {phase}", fix, derived, "without")
+    return tuple(f for f in derived if f not in left_out), phase
+
+
+def _priority(entry: Entry) -> dict[str, int]:
+    raw = entry.get("priority", dict, {})
+    for phase, rank in raw.items():
+        known(entry, "phase", phase, PHASES, "priority")
+        if isinstance(rank, bool) or not isinstance(rank, int):
+            entry.fail(f"'priority': {phase} takes a whole number, not {rank!r}")
+    return {str(phase): int(rank) for phase, rank in raw.items()}
 
 
 def _texts(value: Any) -> Texts:
@@ -264,6 +327,7 @@ def _fix(fix_id: str, spec: Any, found: Names) -> Fix:
         already=_texts(spec["already"]) if spec.get("already") else None,
         code_change=_texts(spec["code_change"]) if spec.get("code_change") else None,
         auto_patch=auto_patch,
+        priority=MappingProxyType(_priority(entry)),
     )
 
 
