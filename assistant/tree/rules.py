@@ -59,7 +59,9 @@ FIX_KEYS = (
     "notes",
     "already",
     "code_change",
+    "match",
 )
+EXAMPLE_KEYS = ("phase", "kind", "stage", "facts", "metrics", "config", "answers")
 STEP_SHAPES = (
     {"key", "value"},
     {"key", "fn"},
@@ -102,6 +104,20 @@ class Note:
 
 
 @dataclass(frozen=True)
+class Example:
+    """A diagnosis that selects the fix (``match:``): what the log shows, the config and
+    the answers given; tests/test_tree_fix_examples.py runs each through ``decide``."""
+
+    phase: str
+    kind: str
+    stage: str | None
+    facts: Mapping[str, Any]
+    metrics: Mapping[str, Any]
+    config: Mapping[str, Any] | None
+    answers: Mapping[str, str]
+
+
+@dataclass(frozen=True)
 class Fix:
     id: str
     section: str
@@ -114,6 +130,7 @@ class Fix:
     code_change: Texts | None
     auto_patch: bool  # False: recommended, never the patch written
     priority: Mapping[str, int]  # phase -> place among that phase's fixes (lower first)
+    match: tuple[Example, ...]  # diagnoses that select it
 
     @property
     def changes_config(self) -> bool:
@@ -328,6 +345,40 @@ def _fix(fix_id: str, spec: Any, found: Names) -> Fix:
         code_change=_texts(spec["code_change"]) if spec.get("code_change") else None,
         auto_patch=auto_patch,
         priority=MappingProxyType(_priority(entry)),
+        match=tuple(
+            _example(entry, example, index, found)
+            for index, example in enumerate(entry.get("match", list, []))
+        ),
+    )
+
+
+def _example(entry: Entry, data: Any, index: int, found: Names) -> Example:
+    sub = Entry(FILE, data, f"{entry.label} match #{index + 1}").only(*EXAMPLE_KEYS)
+    phase = sub.get("phase", str)
+    kind = sub.get("kind", str, "cuda_oom")
+    stage = sub.get("stage", str, None)
+    known(sub, "phase", phase, PHASES, "phase")
+    known(sub, "kind", kind, KINDS, "kind")
+    if stage is not None:
+        known(sub, "stage", stage, found.stages, "stage")
+    facts = sub.get("facts", dict, {})
+    metrics = sub.get("metrics", dict, {})
+    answers = sub.get("answers", dict, {})
+    for name in facts:
+        known(sub, "fact", name, found.facts, "facts")
+    for name in metrics:
+        known(sub, "metric", name, found.metrics, "metrics")
+    for name in answers:
+        known(sub, "question", name, found.questions, "answers")
+    config = sub.get("config", dict, None)
+    return Example(
+        phase=phase,
+        kind=kind,
+        stage=stage,
+        facts=MappingProxyType(dict(facts)),
+        metrics=MappingProxyType(dict(metrics)),
+        config=MappingProxyType(dict(config)) if config is not None else None,
+        answers=MappingProxyType({str(k): str(v) for k, v in answers.items()}),
     )
 
 
