@@ -30,13 +30,13 @@ Answers = Mapping[str, Answer]
 Progress = Callable[[int, int], None]
 
 # A value a fix writes into the config (YAML scalars; a list for a few keys).
-PatchValue = Any
+PatchValue = str | int | float | bool | None | list[str | int | float | bool]
 # A config change as dotted keys: {"actor.mb_spec.max_tokens_per_mb": 4096}. This is the
 # form fixes are written in, validated in, and applied to a config file with.
 FlatPatch = dict[str, PatchValue]
 # The same change as a nested YAML fragment: {"actor": {"mb_spec": {...}}}. Only for
 # output (JSON/YAML ``patch``, the TUI's Patch tab); made from a FlatPatch by ``nested``.
-NestedPatch = dict[str, Any]
+NestedPatch = dict[str, "PatchValue | NestedPatch"]
 
 PHASES: tuple[str, ...] = (
     "generation",
@@ -287,7 +287,10 @@ def nested(flat: Mapping[str, PatchValue]) -> NestedPatch:
         node = out
         parts = key.split(".")
         for part in parts[:-1]:
-            node = node.setdefault(part, {})
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):  # "a" and "a.b" both set: the deeper one wins
+                child = node[part] = {}
+            node = child
         node[parts[-1]] = value
     return out
 
