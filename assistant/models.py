@@ -185,7 +185,7 @@ class LogReport:
     as_read: LogReport | None = field(default=None, repr=False, compare=False)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Question:
     id: str
     text: str
@@ -225,8 +225,10 @@ class ConfigWarning:
     text: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class Decision:
+    """What the tree decided: built once by ``assistant.tree.decide``, never changed."""
+
     questions: list[Question] = field(default_factory=list)
     recommendations: list[Recommendation] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)

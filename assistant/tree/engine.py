@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from assistant.config import check_config
@@ -55,14 +56,22 @@ def decide(
     default.
     """
     decision = _decide(report, config, answers, lang, use_defaults)
-    decision.focus = max(0, min(focus, len(decision.recommendations) - 1))
-    _choose_patch(decision, tree(), borrow=config is not None and report.phase != "unknown")
+    focus = max(0, min(focus, len(decision.recommendations) - 1))
+    borrow = config is not None and report.phase != "unknown"
+    decision = _choose_patch(replace(decision, focus=focus), tree(), borrow=borrow)
 
     def rerun(changed: Answers) -> Decision:
         return _decide(report, config, changed, lang, use_defaults)
 
-    mark_relevance(decision, answers, rerun)
-    return decision
+    return replace(decision, questions=mark_relevance(decision, answers, rerun))
+
+
+@dataclass
+class _Draft:
+    """The fixes of one walk while it runs; ``Decision`` is built from it once, at the end."""
+
+    recommendations: list[Recommendation] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
 
 
 def _decide(
@@ -76,10 +85,9 @@ def _decide(
     book = QuestionBook(report, config, answers, lang, use_defaults)
     data = tree()
     ctx = Context(report, config, book, lang, data.settings, _OtherFixes(data))
-    decision = Decision()
+    draft = _Draft()
     known = _known_facts(ctx)
     baseline = check_config(config, lang=lang, known=known) if config is not None else []
-    decision.warnings = baseline
     # the answers each step of the walk depended on: the leads and the plan chosen,
     # then each fix considered (its precondition, guards, value functions, notes)
     needs: list[list[str]] = []
@@ -90,26 +98,30 @@ def _decide(
             outcome, step_needs = _needing(ctx, _evaluate, ctx, fix_id, data, baseline)
             needs.append(step_needs)
             if isinstance(outcome, Recommendation):
-                decision.recommendations.append(outcome)
+                draft.recommendations.append(outcome)
             elif isinstance(outcome, Skipped):
-                decision.skipped.append(outcome)
+                draft.skipped.append(outcome)
         fallback = data.fallback
-        if not decision.recommendations and fallback and fallback not in candidates:
+        if not draft.recommendations and fallback and fallback not in candidates:
             outcome, step_needs = _needing(ctx, _evaluate, ctx, fallback, data, baseline)
             needs.append(step_needs)
             if isinstance(outcome, Recommendation):
-                decision.recommendations.append(outcome)
+                draft.recommendations.append(outcome)
         with ctx.peek():  # the same lead conditions again: nothing new is needed
-            _place_second(decision, second_leads(ctx, data))
-        _drop_repeated_changes(decision, data, lang)
+            _place_second(draft, second_leads(ctx, data))
+        _drop_repeated_changes(draft, data, lang)
         if use_defaults and ctx.has_config:
-            _patchable_first(ctx, decision, data)
-    # the explicit pass: the questions are those the chosen plan and fixes needed
-    decision.questions = book.questions(qid for step in needs for qid in step)
-    return decision
+            _patchable_first(ctx, draft, data)
+    return Decision(
+        # the explicit pass: the questions are those the chosen plan and fixes needed
+        questions=book.questions(qid for step in needs for qid in step),
+        recommendations=draft.recommendations,
+        skipped=draft.skipped,
+        warnings=baseline,
+    )
 
 
-def _choose_patch(decision: Decision, data: Tree, *, borrow: bool) -> None:
+def _choose_patch(decision: Decision, data: Tree, *, borrow: bool) -> Decision:
     """THE patch (and its overrides, what --patch-out writes) is the change of the fix in
     view (``focus``). When that fix changes no key, only a config given for a known
     phase lends the patch to the next fix that has one (``patch_from`` names it, and
@@ -119,13 +131,14 @@ def _choose_patch(decision: Decision, data: Tree, *, borrow: bool) -> None:
     later = range(decision.focus, len(recs)) if borrow else range(decision.focus, len(recs))[:1]
     index = next((i for i in later if _auto(recs[i], data)), None)
     if index is None:
-        return
+        return decision
     chosen = recs[index]
-    decision.patch_from = index
-    decision.flat_patch = dict(chosen.patch)
-    decision.cli_overrides = [
-        f"{key}={override_text(value)}" for key, value in chosen.patch.items()
-    ]
+    return replace(
+        decision,
+        patch_from=index,
+        flat_patch=dict(chosen.patch),
+        cli_overrides=[f"{key}={override_text(value)}" for key, value in chosen.patch.items()],
+    )
 
 
 def _needing(ctx: Context, step: Callable[..., T], *args: Any) -> tuple[T, list[str]]:
@@ -159,7 +172,7 @@ def second_leads(ctx: Context, data: Tree) -> set[str]:
     }
 
 
-def _place_second(decision: Decision, seconds: set[str]) -> None:
+def _place_second(decision: _Draft, seconds: set[str]) -> None:
     recs = decision.recommendations
     moved = [r for r in recs if r.fix in seconds]
     rest = [r for r in recs if r.fix not in seconds]
@@ -167,7 +180,7 @@ def _place_second(decision: Decision, seconds: set[str]) -> None:
         decision.recommendations = rest[:1] + moved + rest[1:]
 
 
-def _drop_repeated_changes(decision: Decision, data: Tree, lang: str) -> None:
+def _drop_repeated_changes(decision: _Draft, data: Tree, lang: str) -> None:
     """A fix whose change an earlier fix already makes (a lead and a plan fix that both
     lower gpu_memory_utilization) is listed once; the later one goes to ``skipped``."""
     kept: list[Recommendation] = []
@@ -189,7 +202,7 @@ def _auto(rec: Recommendation, data: Tree) -> bool:
     return bool(rec.patch) and (fix is None or fix.auto_patch)
 
 
-def _patchable_first(ctx: Context, decision: Decision, data: Tree) -> None:
+def _patchable_first(ctx: Context, decision: _Draft, data: Tree) -> None:
     """Without a person to ask, the first fix must be one whose patch can be computed;
     the ones passed over stay in the list and ``skipped`` says why they are not first."""
     recs = decision.recommendations
