@@ -74,7 +74,7 @@ def test_stage_is_in_the_json_and_the_text(run_cli):
 
 
 def test_stage_is_a_condition_path_of_the_tree():
-    from assistant.tree.conditions import All, AnyOf, Condition, Not, Term
+    from assistant.tree.conditions import Condition, Group, Not, Term
     from assistant.tree.engine import tree
 
     def paths(condition: Condition) -> list[str]:
@@ -82,7 +82,7 @@ def test_stage_is_a_condition_path_of_the_tree():
             return [condition.path]
         if isinstance(condition, Not):
             return paths(condition.item)
-        assert isinstance(condition, All | AnyOf)
+        assert isinstance(condition, Group)
         return [path for item in condition.items for path in paths(item)]
 
     assert "stage" in [path for plan in tree().plans for path in paths(plan.when)]

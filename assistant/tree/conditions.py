@@ -129,21 +129,16 @@ class Term:
 
 
 @dataclass(frozen=True)
-class All:
+class Group:
+    """Every item must hold (``every``: a mapping, ``all:``), or one of them (a list, ``any:``)."""
+
     items: tuple[Condition, ...]  # the terms needing an answer last
     asks: bool
+    every: bool
 
     def holds(self, ctx: Context) -> bool:
-        return all(item.holds(ctx) for item in self.items)
-
-
-@dataclass(frozen=True)
-class AnyOf:
-    items: tuple[Condition, ...]  # the terms needing an answer last
-    asks: bool
-
-    def holds(self, ctx: Context) -> bool:
-        return any(item.holds(ctx) for item in self.items)
+        items = (item.holds(ctx) for item in self.items)
+        return all(items) if self.every else any(items)
 
 
 @dataclass(frozen=True)
@@ -155,19 +150,21 @@ class Not:
         return not self.item.holds(ctx)
 
 
-Condition = Term | All | AnyOf | Not
-ALWAYS: Condition = All((), False)  # no condition written
+Condition = Term | Group | Not
 
 
-def all_of(items: list[Condition]) -> All:
-    return All(answers_last(items), any(item.asks for item in items))
+def all_of(items: list[Condition]) -> Group:
+    return Group(answers_last(items), any(item.asks for item in items), every=True)
 
 
-def any_of(items: list[Condition]) -> AnyOf:
-    return AnyOf(answers_last(items), any(item.asks for item in items))
+def any_of(items: list[Condition]) -> Group:
+    return Group(answers_last(items), any(item.asks for item in items), every=False)
 
 
 def answers_last(items: list[Condition]) -> tuple[Condition, ...]:
     """Terms the log and config decide first, those that need an answer after them
     (a stable sort: the written order stays among each)."""
     return tuple(sorted(items, key=lambda item: item.asks))
+
+
+ALWAYS: Condition = all_of([])  # no condition written
