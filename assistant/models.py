@@ -24,6 +24,8 @@ QuestionType = Literal["choice", "number", "yesno"]
 
 # An answer to a follow-up question: (value as given, where it came from: an AnswerSource).
 Answer = tuple[str, str]
+# A question's default or answer in force, typed (questions.yaml: yes/no, a choice, a number).
+AnswerValue = str | int | float | bool | None
 # Answers given ahead of the tree (flags, the user in the TUI), by question id.
 Answers = Mapping[str, Answer]
 # Reading progress: (bytes or lines done, total).
@@ -191,8 +193,8 @@ class Question:
     text: str
     type: QuestionType
     choices: list[str] = field(default_factory=list)
-    default: Any = None
-    answer: Any = None
+    default: AnswerValue = None
+    answer: AnswerValue = None  # as shown: yes/no, a choice, a number
     source: AnswerSource | None = None  # None while still open
     # False when no answer can change the fix shown (#1, or the fix the user moved
     # to): such a question is not asked, and takes its default at the end
