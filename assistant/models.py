@@ -25,19 +25,21 @@ QuestionType = Literal["choice", "number", "yesno"]
 
 # An answer to a follow-up question: (value as given, where it came from: an AnswerSource).
 Answer = tuple[str, str]
+# A question's default or answer in force, typed (questions.yaml: yes/no, a choice, a number).
+AnswerValue = str | int | float | bool | None
 # Answers given ahead of the tree (flags, the user in the TUI), by question id.
 Answers = Mapping[str, Answer]
 # Reading progress: (bytes or lines done, total).
 Progress = Callable[[int, int], None]
 
 # A value a fix writes into the config (YAML scalars; a list for a few keys).
-PatchValue = Any
+PatchValue = str | int | float | bool | None | list[str | int | float | bool]
 # A config change as dotted keys: {"actor.mb_spec.max_tokens_per_mb": 4096}. This is the
 # form fixes are written in, validated in, and applied to a config file with.
 FlatPatch = dict[str, PatchValue]
 # The same change as a nested YAML fragment: {"actor": {"mb_spec": {...}}}. Only for
 # output (JSON/YAML ``patch``, the TUI's Patch tab); made from a FlatPatch by ``nested``.
-NestedPatch = dict[str, Any]
+NestedPatch = dict[str, "PatchValue | NestedPatch"]
 
 # The log's own figures (bytes, counts, the rank): read-only once a report holds them.
 Metrics = Mapping[str, int | float]
@@ -219,14 +221,14 @@ class LogReport:
     as_read: LogReport | None = field(default=None, repr=False, compare=False)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Question:
     id: str
     text: str
     type: QuestionType
     choices: list[str] = field(default_factory=list)
-    default: Any = None
-    answer: Any = None
+    default: AnswerValue = None
+    answer: AnswerValue = None  # as shown: yes/no, a choice, a number
     source: AnswerSource | None = None  # None while still open
     # False when no answer can change the fix shown (#1, or the fix the user moved
     # to): such a question is not asked, and takes its default at the end
@@ -259,8 +261,10 @@ class ConfigWarning:
     text: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class Decision:
+    """What the tree decided: built once by ``assistant.tree.decide``, never changed."""
+
     questions: list[Question] = field(default_factory=list)
     recommendations: list[Recommendation] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
@@ -323,7 +327,10 @@ def nested(flat: Mapping[str, PatchValue]) -> NestedPatch:
         node = out
         parts = key.split(".")
         for part in parts[:-1]:
-            node = node.setdefault(part, {})
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):  # "a" and "a.b" both set: the deeper one wins
+                child = node[part] = {}
+            node = child
         node[parts[-1]] = value
     return out
 

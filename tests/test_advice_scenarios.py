@@ -75,10 +75,18 @@ def test_stage_is_in_the_json_and_the_text(run_cli):
 
 
 def test_stage_is_a_condition_path_of_the_tree():
+    from assistant.tree.conditions import Condition, Group, Not, Term
     from assistant.tree.engine import tree
 
-    conditions = json.dumps([plan.get("when") for plan in tree()["plans"]])
-    assert '"stage"' in conditions
+    def paths(condition: Condition) -> list[str]:
+        if isinstance(condition, Term):
+            return [condition.path]
+        if isinstance(condition, Not):
+            return paths(condition.item)
+        assert isinstance(condition, Group)
+        return [path for item in condition.items for path in paths(item)]
+
+    assert "stage" in [path for plan in tree().plans for path in paths(plan.when)]
 
 
 # --- 2. inferences and fixes agree ------------------------------------------------------

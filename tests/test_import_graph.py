@@ -18,25 +18,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "assistant"
 
-# The one cycle still open: the tree.yaml validator and the engine's registries
-# (issue 22 item 1). Branch i22t removes it; delete this allow-list when i22t merges
-# (test_allowed_cycles_still_exist fails then, as a reminder).
-ALLOWED: tuple[frozenset[str], ...] = (
-    frozenset(
-        {
-            "assistant.knowledge_schema",
-            "assistant.knowledge_schema.files",
-            "assistant.knowledge_schema.names",
-            "assistant.knowledge_schema.tree",
-            "assistant.tree",
-            "assistant.tree.context",
-            "assistant.tree.engine",
-            "assistant.tree.memory_values",
-            "assistant.tree.values",
-        }
-    ),
-)
-
 Graph = dict[str, set[str]]
 
 
@@ -157,15 +138,8 @@ def describe(graph: Mapping[str, set[str]], component: frozenset[str]) -> str:
 
 def test_no_import_cycle_in_assistant() -> None:
     graph = import_graph(ROOT)
-    bad = [c for c in cycles(graph) if not any(c <= allowed for allowed in ALLOWED)]
+    bad = cycles(graph)
     assert not bad, "import cycles:\n" + "\n".join(describe(graph, c) for c in bad)
-
-
-def test_allowed_cycles_still_exist() -> None:
-    """An allow-list entry whose cycle is gone is to be deleted, not kept 'just in case'."""
-    found = cycles(import_graph(ROOT))
-    stale = [sorted(a) for a in ALLOWED if not any(c <= a for c in found)]
-    assert not stale, f"these cycles are gone; remove them from ALLOWED: {stale}"
 
 
 CASES = {

@@ -70,10 +70,10 @@ ALLOWED = {
     ("assistant/pipeline.py", "areal_memory"),
     # the fact and derived value of the same name as the question (a model size in a log)
     ("assistant/logs/report.py", "model_params_b"),
-    ("assistant/tree/context.py", "model_params_b"),
+    ("assistant/tree/derived.py", "model_params_b"),
     # the `fragmentation` block of cut-offs in inferences.yaml (not an id)
     ("assistant/logs/infer.py", "fragmentation"),
-    ("assistant/tree/context.py", "fragmentation"),
+    ("assistant/tree/derived.py", "fragmentation"),
     ("assistant/knowledge_schema/files.py", "fragmentation"),
 }
 

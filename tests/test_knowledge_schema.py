@@ -14,9 +14,9 @@ import pytest
 from assistant.errors import KnowledgeError
 from assistant.knowledge_schema import files, names, validate_knowledge
 from assistant.logs import rules
-from assistant.tree import engine
+from assistant.tree import rules as tree_rules
 
-LOADERS = (files, names, engine, rules)
+LOADERS = (files, names, tree_rules, rules)
 
 
 @pytest.fixture
@@ -128,7 +128,29 @@ def test_edit_experiments_fail_with_file_and_entry(edit, name, change, message) 
         ("tree.yaml", lambda d: d["fixes"]["micro-batch"].update(whn={}), "unknown key 'whn'"),
         ("tree.yaml", lambda d: d.update(fallbak="x"), "unknown key 'fallbak'"),
         ("tree.yaml", lambda d: d.update(fallback="nope"), "'fallback' names unknown fix"),
-        ("tree.yaml", lambda d: d["plans"][1]["fixes"].append("nope"), "names unknown fix"),
+        ("tree.yaml", lambda d: d["plans"][2]["fixes"].append("nope"), "names unknown fix"),
+        # a plan's fixes derived from a phase: phase, left-out fixes and priorities checked
+        ("tree.yaml", lambda d: _plan(d, "training").update(fixes_of="trainin"), "phase"),
+        (
+            "tree.yaml",
+            lambda d: _plan(d, "training").update(without=["wu-disk"]),
+            "'without' names unknown fix of phase training 'wu-disk'",
+        ),
+        (
+            "tree.yaml",
+            lambda d: _plan(d, "training").update(fixes=["micro-batch"]),
+            "either 'fixes' (a list) or 'fixes_of'",
+        ),
+        (
+            "tree.yaml",
+            lambda d: d["fixes"]["grad-checkpointing"].update(priority={"training": 10}),
+            "'priority': training 10 is also micro-batch's",
+        ),
+        (
+            "tree.yaml",
+            lambda d: d["fixes"]["micro-batch"].update(priority={"trainng": 10}),
+            "'priority' names unknown phase 'trainng'",
+        ),
         ("tree.yaml", lambda d: d["leads"][0].update(fix="nope"), "entry leads #1"),
         (
             "tree.yaml",

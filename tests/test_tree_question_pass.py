@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+import assistant.tree.rules as tree_rules
 from assistant.config import config_from_text
 from assistant.models import Decision, LogReport
-from assistant.tree import decide, engine
+from assistant.tree import decide
 
 DISK_TWO_NODES = (
     "cluster: {n_nodes: 2, n_gpus_per_node: 8, fileroot: /shared/x}\n"
@@ -21,14 +22,16 @@ DISK_TWO_NODES = (
 @pytest.fixture
 def edited_tree(monkeypatch: pytest.MonkeyPatch):
     def apply(edit) -> None:
-        data = copy.deepcopy(engine.load_yaml("tree.yaml"))
+        data = copy.deepcopy(tree_rules.load_yaml("tree.yaml"))
         edit(data)
-        real = engine.load_yaml
-        monkeypatch.setattr(engine, "load_yaml", lambda n: data if n == "tree.yaml" else real(n))
-        engine.tree.cache_clear()
+        real = tree_rules.load_yaml
+        monkeypatch.setattr(
+            tree_rules, "load_yaml", lambda n: data if n == "tree.yaml" else real(n)
+        )
+        tree_rules.load_tree.cache_clear()
 
     yield apply
-    engine.tree.cache_clear()
+    tree_rules.load_tree.cache_clear()
 
 
 def _decide(report: LogReport, config_text: str | None, answers: dict[str, str] | None = None):

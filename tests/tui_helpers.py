@@ -12,7 +12,7 @@ import contextlib
 import contextvars
 import functools
 from collections.abc import AsyncIterator, Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -277,14 +277,19 @@ class StubPipeline:
         self.calls.append({"answers": answers, "lang": lang, "config": config, "focus": focus})
         decision = Decision()
         if report.oom:
-            decision.questions = self.questions(answers, lang)
-            self.fix(decision, answers)
-            decision.focus = max(0, min(focus, len(decision.recommendations) - 1))
+            recommendations, flat = self.fix(answers)
+            decision = Decision(
+                questions=self.questions(answers, lang),
+                recommendations=recommendations,
+                flat_patch=flat,
+                cli_overrides=[f"{key}={value}" for key, value in flat.items()],
+                focus=max(0, min(focus, len(recommendations) - 1)),
+            )
         patched = diff = None
         if config is not None and decision.patch:
             from assistant.config import patched_text, unified_diff
 
-            value = decision.patch["actor"]["mb_spec"]["max_tokens_per_mb"]
+            value = decision.flat_patch["actor.mb_spec.max_tokens_per_mb"]
             patched = patched_text(config, {"actor.mb_spec.max_tokens_per_mb": value})
             diff = unified_diff(config, patched)
         return Diagnosis(
@@ -297,8 +302,9 @@ class StubPipeline:
         )
         asked = [multi]
         if "multi_turn" in answers:
-            multi.answer, multi.source = answers["multi_turn"]
-            multi.answer = multi.answer or multi.default  # skipped: the default
+            given, source = answers["multi_turn"]
+            multi = replace(multi, answer=given or multi.default, source=source)  # skipped: default
+            asked = [multi]
             if multi.answer == "yes":
                 longest = Question(
                     "longest_conversation_tokens",
@@ -306,12 +312,13 @@ class StubPipeline:
                     "number",
                 )
                 if "longest_conversation_tokens" in answers:
-                    longest.answer, longest.source = answers["longest_conversation_tokens"]
+                    given, source = answers["longest_conversation_tokens"]
+                    longest = replace(longest, answer=given, source=source)
                 asked.append(longest)
         return asked
 
     @staticmethod
-    def fix(decision: Decision, answers: dict[str, tuple[str, str]]) -> None:
+    def fix(answers: dict[str, tuple[str, str]]) -> tuple[list[Recommendation], dict[str, Any]]:
         multi = answers.get("multi_turn", ("no", ""))[0] == "yes"
         longest = answers.get("longest_conversation_tokens", ("", ""))[0]
         value = None
@@ -320,7 +327,7 @@ class StubPipeline:
         elif longest:
             value = int(float(longest)) + 2048
         patch = {} if value is None else {"actor.mb_spec.max_tokens_per_mb": value}
-        decision.recommendations = [
+        recommendations = [
             Recommendation(
                 "train-micro-batch",
                 "Optimize micro-batch size",
@@ -336,9 +343,7 @@ class StubPipeline:
                 fix="grad-checkpointing",
             ),
         ]
-        if value is not None:
-            decision.flat_patch = {"actor.mb_spec.max_tokens_per_mb": value}
-            decision.cli_overrides = [f"actor.mb_spec.max_tokens_per_mb={value}"]
+        return recommendations, dict(patch)
 
     def diagnose_text(self, text: str, *, name: str = "<pasted>", **options: Any) -> Diagnosis:
         return self.conclude(self.report(text, name), **options)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import assistant.knowledge_schema.names as names
 from assistant.knowledge import load_yaml
-from assistant.knowledge_schema import names
 from assistant.knowledge_schema.shapes import LANGS, bilingual, known, texts
 from assistant.logs.schema import Entry
 from assistant.models import KINDS, PHASES

@@ -1,9 +1,9 @@
 """The names one knowledge file may use from another (or from the code that reads it).
 
 Each set comes from the place that defines the names: rule files for facts and
-metrics, inferences.yaml for inferences, the registries of assistant/tree for
-derived values and value functions, questions.yaml, tree.yaml's reasons, and the
-guide's files for section ids. Looked up through the same ``load_yaml`` the
+metrics, inferences.yaml for inferences, questions.yaml, stages.yaml, and the guide's
+files for section ids (the tree's own names, derived values and value functions, are
+its loader's: assistant/tree/rules.py). Looked up through the same ``load_yaml`` the
 loaders use, so a test that swaps a file sees its names change.
 """
 
@@ -38,13 +38,6 @@ def metrics() -> set[str]:
 
 def inferences() -> set[str]:
     return set(load_yaml("inferences.yaml").get("texts") or {})
-
-
-def derived() -> set[str]:
-    from assistant.tree import values  # noqa: F401 - registers every derived value
-    from assistant.tree.context import DERIVED
-
-    return set(DERIVED)
 
 
 def questions() -> dict[str, Any]:

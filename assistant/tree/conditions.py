@@ -1,87 +1,28 @@
-"""The small condition language of ``knowledge/tree.yaml``.
+"""The small condition language of ``knowledge/tree.yaml``, as typed predicates.
 
-A condition is a mapping ``{path: test}`` (all must hold), a list of conditions
-(any must hold), or ``{all: [...]}`` / ``{any: [...]}`` / ``{not: condition}``.
-A path names a value the ``Context`` can look up (``phase``, ``facts.server``,
+A condition is written as a mapping ``{path: test}`` (all must hold), a list of
+conditions (any must hold), or ``{all: [...]}`` / ``{any: [...]}`` / ``{not: condition}``.
+A path names a value of the ``Context`` (``phase``, ``facts.server``,
 ``config.actor.gradient_checkpointing``, ``answer.multi_turn``, ...). A test is a
-scalar (equals), a list (one of), or a mapping of operators:
-``present``, ``eq``, ``ne``, ``in``, ``contains``, ``contains_any``, ``gt``,
-``gte``, ``lt``, ``lte``.
+scalar (equals), a list (one of), or a mapping of operators: ``present``, ``eq``,
+``ne``, ``in``, ``contains``, ``contains_any``, ``gt``, ``gte``, ``lt``, ``lte``.
+
+The tree loader (``assistant/tree/rules.py``) parses each condition once into the
+predicates below: a ``Term`` holds the function that reads its value from the
+``Context`` (chosen by the path's head at load time) and its parsed ``Test``. Terms
+the log and config decide come before those needing an answer, so a question is
+only consulted (and asked) when what is known does not settle the condition.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from assistant.errors import KnowledgeError
-from assistant.knowledge import FrozenDict, FrozenList
+from assistant.tree.context import Context
 
-Lookup = Callable[[str], Any]
-
-
-def holds(condition: Any, lookup: Lookup) -> bool:
-    if condition is None:
-        return True
-    if isinstance(condition, list):
-        return any(holds(item, lookup) for item in answers_last(condition))
-    if not isinstance(condition, Mapping):
-        raise KnowledgeError(f"tree.yaml: a condition must be a mapping or list: {condition!r}")
-    terms = list(condition.items())
-    if asks(condition):
-        terms.sort(key=lambda term: _term_asks(*term))
-    for path, test in terms:
-        if path == "all":
-            ok = all(holds(item, lookup) for item in answers_last(test))
-        elif path == "any":
-            ok = any(holds(item, lookup) for item in answers_last(test))
-        elif path == "not":
-            ok = not holds(test, lookup)
-        else:
-            ok = passes(lookup(path), test)
-        if not ok:
-            return False
-    return True
-
-
-_ASKS: dict[int, tuple[Any, bool]] = {}
-
-
-def asks(condition: Any) -> bool:
-    """Whether deciding the condition may need a question's answer (an ``answer.ID`` path).
-
-    Remembered per condition object (loaded knowledge is read-only; the object is kept
-    with its verdict, so its id cannot be reused by another one).
-    """
-    known = _ASKS.get(id(condition))
-    if known is not None and known[0] is condition:
-        return known[1]
-    verdict = _asks(condition)
-    if isinstance(condition, FrozenDict | FrozenList):  # a plain one may still change
-        _ASKS[id(condition)] = (condition, verdict)
-    return verdict
-
-
-def _asks(condition: Any) -> bool:
-    if isinstance(condition, list):
-        return any(asks(item) for item in condition)
-    if isinstance(condition, Mapping):
-        return any(_term_asks(path, test) for path, test in condition.items())
-    return False
-
-
-def _term_asks(path: str, test: Any) -> bool:
-    return asks(test) if path in ("all", "any", "not") else str(path).startswith("answer.")
-
-
-def answers_last(items: list[Any]) -> list[Any]:
-    """Terms the log and config decide first, those that need an answer after them.
-
-    ``all``/``any`` stop at the first term that settles them, so a question is only
-    consulted (and asked) when what is known does not settle the condition,
-    whatever order the terms are written in.
-    """
-    return sorted(items, key=asks) if any(asks(item) for item in items) else items
+Getter = Callable[[Context], Any]
 
 
 def same(actual: Any, expected: Any) -> bool:
@@ -95,38 +36,135 @@ def same(actual: Any, expected: Any) -> bool:
     return bool(actual == expected)
 
 
-def passes(value: Any, test: Any) -> bool:
-    if isinstance(test, list):
-        return any(same(value, option) for option in test)
-    if not isinstance(test, Mapping):
-        return same(value, test)
-    return all(_operator(op, value, arg) for op, arg in test.items())
+# --- tests on one value -------------------------------------------------------------------
 
 
-def _operator(op: str, value: Any, arg: Any) -> bool:
-    if op == "present":
-        return (value is not None) == bool(arg)
-    if op == "eq":
-        return same(value, arg)
-    if op == "ne":
-        return not same(value, arg)
-    if op == "in":
-        return any(same(value, option) for option in arg)
-    if op in ("contains", "contains_any"):
-        options = arg if isinstance(arg, list) else [arg]
-        items = value if isinstance(value, list | tuple | set) else [value] if value else []
+@dataclass(frozen=True)
+class Equals:
+    expected: Any
+
+    def __call__(self, value: Any) -> bool:
+        return same(value, self.expected)
+
+
+@dataclass(frozen=True)
+class OneOf:
+    options: tuple[Any, ...]
+
+    def __call__(self, value: Any) -> bool:
+        return any(same(value, option) for option in self.options)
+
+
+@dataclass(frozen=True)
+class Present:
+    wanted: bool
+
+    def __call__(self, value: Any) -> bool:
+        return (value is not None) == self.wanted
+
+
+@dataclass(frozen=True)
+class Negated:
+    test: Equals | OneOf
+
+    def __call__(self, value: Any) -> bool:
+        return not self.test(value)
+
+
+@dataclass(frozen=True)
+class Contains:
+    """A list holds one of the options; a string contains one (case-insensitive)."""
+
+    options: tuple[Any, ...]
+
+    def __call__(self, value: Any) -> bool:
         if isinstance(value, str):
-            return any(str(o).lower() in value.lower() for o in options)
-        return any(same(item, o) for item in items for o in options)
-    if op in ("gt", "gte", "lt", "lte"):
+            return any(str(o).lower() in value.lower() for o in self.options)
+        items = value if isinstance(value, list | tuple | set) else [value] if value else []
+        return any(same(item, o) for item in items for o in self.options)
+
+
+@dataclass(frozen=True)
+class Compare:
+    op: str  # gt, gte, lt, lte
+    bound: float
+
+    def __call__(self, value: Any) -> bool:
         if isinstance(value, bool) or not isinstance(value, int | float):
             return False
-        return bool(
-            {
-                "gt": value > arg,
-                "gte": value >= arg,
-                "lt": value < arg,
-                "lte": value <= arg,
-            }[op]
-        )
-    raise KnowledgeError(f"tree.yaml: unknown condition operator '{op}'")
+        if self.op == "gt":
+            return value > self.bound
+        if self.op == "gte":
+            return value >= self.bound
+        if self.op == "lt":
+            return value < self.bound
+        return value <= self.bound
+
+
+Check = Equals | OneOf | Present | Negated | Contains | Compare
+
+
+@dataclass(frozen=True)
+class Test:
+    """Every operator of one test must pass."""
+
+    checks: tuple[Check, ...]
+
+    def __call__(self, value: Any) -> bool:
+        return all(check(value) for check in self.checks)
+
+
+# --- conditions -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Term:
+    path: str  # as written, for messages
+    get: Getter
+    test: Test
+    asks: bool  # an answer.ID path: deciding it may ask a question
+
+    def holds(self, ctx: Context) -> bool:
+        return self.test(self.get(ctx))
+
+
+@dataclass(frozen=True)
+class Group:
+    """Every item must hold (``every``: a mapping, ``all:``), or one of them (a list, ``any:``)."""
+
+    items: tuple[Condition, ...]  # the terms needing an answer last
+    asks: bool
+    every: bool
+
+    def holds(self, ctx: Context) -> bool:
+        items = (item.holds(ctx) for item in self.items)
+        return all(items) if self.every else any(items)
+
+
+@dataclass(frozen=True)
+class Not:
+    item: Condition
+    asks: bool
+
+    def holds(self, ctx: Context) -> bool:
+        return not self.item.holds(ctx)
+
+
+Condition = Term | Group | Not
+
+
+def all_of(items: list[Condition]) -> Group:
+    return Group(answers_last(items), any(item.asks for item in items), every=True)
+
+
+def any_of(items: list[Condition]) -> Group:
+    return Group(answers_last(items), any(item.asks for item in items), every=False)
+
+
+def answers_last(items: list[Condition]) -> tuple[Condition, ...]:
+    """Terms the log and config decide first, those that need an answer after them
+    (a stable sort: the written order stays among each)."""
+    return tuple(sorted(items, key=lambda item: item.asks))
+
+
+ALWAYS: Condition = all_of([])  # no condition written

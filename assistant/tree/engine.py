@@ -10,58 +10,33 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from functools import cache
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 from assistant.config import check_config
 from assistant.config.loader import ExperimentConfig
 from assistant.errors import KnowledgeError
 from assistant.i18n import message
-from assistant.knowledge import load_yaml as load_yaml  # re-exported: tests swap it here
+from assistant.knowledge_schema import ensure_valid
 from assistant.models import Answers, ConfigWarning, Decision, LogReport, Recommendation, Skipped
-from assistant.tree.conditions import asks, holds, same
+from assistant.tree.conditions import same
 from assistant.tree.context import Context
+from assistant.tree.derived import micro_batch_floor_value, text_vars
+from assistant.tree.functions import VALUE_FUNCTIONS
 from assistant.tree.questions import QuestionBook
 from assistant.tree.relevance import mark_relevance
-from assistant.tree.values import (
-    DECLARED,
-    VALUE_FUNCTIONS,
-    NotApplicable,
-    StepResult,
-    env_patch,
-)
+from assistant.tree.rules import Fix, Tree, load_tree
+from assistant.tree.steps import NotApplicable, Step, StepResult
+from assistant.tree.values import env_patch
 
-# the reasons the engine itself gives (value functions declare theirs), with their
-# text variables: tree.yaml's validator checks both
-ENGINE_REASONS = {
-    "not-first-no-patch": ("fix", "first"),
-    "same-change-as": ("first",),
-    "check-your-value": ("key", "default", "usual", "lower"),
-    "check-your-value-unset": ("key", "default", "usual", "lower"),
-    "breaks-constraint": ("warning",),
-}
 GUIDE_NUMBER = re.compile(r"^\s*\d+\.\s*")  # "1. Optimize ..." -> "Optimize ..."
+T = TypeVar("T")
 
 
-@cache
-def tree() -> dict[str, Any]:
-    from assistant.knowledge_schema import ensure_valid
-
-    ensure_valid()  # every knowledge file and reference, once per change of knowledge/
-    data = load_yaml("tree.yaml") or {}
-    fixes = data.get("fixes") or {}
-    for plan in data.get("plans") or []:
-        for fix_id in plan.get("fixes") or []:
-            if fix_id not in fixes:
-                raise KnowledgeError(f"tree.yaml: plan {plan.get('id')} names unknown fix {fix_id}")
-    if data.get("fallback") and data["fallback"] not in fixes:
-        raise KnowledgeError("tree.yaml: the fallback names an unknown fix")
-    for fix_id, spec in fixes.items():
-        for step in spec.get("patch") or []:
-            name = step.get("fn") or step.get("vars")
-            if name is not None and name not in VALUE_FUNCTIONS:
-                raise KnowledgeError(f"tree.yaml: fix {fix_id} names unknown function {name}")
-    return data
+def tree() -> Tree:
+    """The decision tree; every knowledge file is checked once per change of knowledge/."""
+    ensure_valid()
+    return load_tree()
 
 
 def decide(
@@ -81,14 +56,22 @@ def decide(
     default.
     """
     decision = _decide(report, config, answers, lang, use_defaults)
-    decision.focus = max(0, min(focus, len(decision.recommendations) - 1))
-    _choose_patch(decision, tree(), borrow=config is not None and report.phase != "unknown")
+    focus = max(0, min(focus, len(decision.recommendations) - 1))
+    borrow = config is not None and report.phase != "unknown"
+    decision = _choose_patch(replace(decision, focus=focus), tree(), borrow=borrow)
 
     def rerun(changed: Answers) -> Decision:
         return _decide(report, config, changed, lang, use_defaults)
 
-    mark_relevance(decision, answers, rerun)
-    return decision
+    return replace(decision, questions=mark_relevance(decision, answers, rerun))
+
+
+@dataclass
+class _Draft:
+    """The fixes of one walk while it runs; ``Decision`` is built from it once, at the end."""
+
+    recommendations: list[Recommendation] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
 
 
 def _decide(
@@ -101,11 +84,10 @@ def _decide(
     lang = lang if lang in ("zh", "en") else "en"
     book = QuestionBook(report, config, answers, lang, use_defaults)
     data = tree()
-    ctx = Context(report, config, book, lang, dict(data.get("settings") or {}))
-    decision = Decision()
+    ctx = Context(report, config, book, lang, data.settings, _OtherFixes(data))
+    draft = _Draft()
     known = _known_facts(ctx)
     baseline = check_config(config, lang=lang, known=known) if config is not None else []
-    decision.warnings = baseline
     # the answers each step of the walk depended on: the leads and the plan chosen,
     # then each fix considered (its precondition, guards, value functions, notes)
     needs: list[list[str]] = []
@@ -116,26 +98,30 @@ def _decide(
             outcome, step_needs = _needing(ctx, _evaluate, ctx, fix_id, data, baseline)
             needs.append(step_needs)
             if isinstance(outcome, Recommendation):
-                decision.recommendations.append(outcome)
+                draft.recommendations.append(outcome)
             elif isinstance(outcome, Skipped):
-                decision.skipped.append(outcome)
-        fallback = data.get("fallback")
-        if not decision.recommendations and fallback and fallback not in candidates:
+                draft.skipped.append(outcome)
+        fallback = data.fallback
+        if not draft.recommendations and fallback and fallback not in candidates:
             outcome, step_needs = _needing(ctx, _evaluate, ctx, fallback, data, baseline)
             needs.append(step_needs)
             if isinstance(outcome, Recommendation):
-                decision.recommendations.append(outcome)
+                draft.recommendations.append(outcome)
         with ctx.peek():  # the same lead conditions again: nothing new is needed
-            _place_second(decision, second_leads(ctx, data))
-        _drop_repeated_changes(decision, data, lang)
+            _place_second(draft, second_leads(ctx, data))
+        _drop_repeated_changes(draft, data, lang)
         if use_defaults and ctx.has_config:
-            _patchable_first(ctx, decision, data)
-    # the explicit pass: the questions are those the chosen plan and fixes needed
-    decision.questions = book.questions(qid for step in needs for qid in step)
-    return decision
+            _patchable_first(ctx, draft, data)
+    return Decision(
+        # the explicit pass: the questions are those the chosen plan and fixes needed
+        questions=book.questions(qid for step in needs for qid in step),
+        recommendations=draft.recommendations,
+        skipped=draft.skipped,
+        warnings=baseline,
+    )
 
 
-def _choose_patch(decision: Decision, data: Mapping[str, Any], *, borrow: bool) -> None:
+def _choose_patch(decision: Decision, data: Tree, *, borrow: bool) -> Decision:
     """THE patch (and its overrides, what --patch-out writes) is the change of the fix in
     view (``focus``). When that fix changes no key, only a config given for a known
     phase lends the patch to the next fix that has one (``patch_from`` names it, and
@@ -145,53 +131,48 @@ def _choose_patch(decision: Decision, data: Mapping[str, Any], *, borrow: bool) 
     later = range(decision.focus, len(recs)) if borrow else range(decision.focus, len(recs))[:1]
     index = next((i for i in later if _auto(recs[i], data)), None)
     if index is None:
-        return
+        return decision
     chosen = recs[index]
-    decision.patch_from = index
-    decision.flat_patch = dict(chosen.patch)
-    decision.cli_overrides = [
-        f"{key}={override_text(value)}" for key, value in chosen.patch.items()
-    ]
+    return replace(
+        decision,
+        patch_from=index,
+        flat_patch=dict(chosen.patch),
+        cli_overrides=[f"{key}={override_text(value)}" for key, value in chosen.patch.items()],
+    )
 
 
-def _needing(ctx: Context, step: Callable[..., Any], *args: Any) -> tuple[Any, list[str]]:
+def _needing(ctx: Context, step: Callable[..., T], *args: Any) -> tuple[T, list[str]]:
     """Run one step of the walk; also return the answers it consulted, in order."""
     mark = len(ctx.reads)
     result = step(*args)
     return result, ctx.reads[mark:]
 
 
-def candidate_fixes(ctx: Context, data: Mapping[str, Any]) -> list[str]:
+def candidate_fixes(ctx: Context, data: Tree) -> list[str]:
     """Lead fixes the evidence calls for, then the first matching plan's fixes.
 
     A lead marked ``second`` is offered right after the plan's first fix (see
     ``_place_second``): the evidence calls for it, but not strongly enough to put
     it before the guide's order.
     """
-    chosen: list[str] = [
-        lead["fix"] for lead in data.get("leads") or [] if holds(lead.get("when"), ctx.lookup)
-    ]
-    for plan in data.get("plans") or []:
-        if holds(plan.get("when"), ctx.lookup):
-            chosen += plan.get("fixes") or []
+    chosen: list[str] = [lead.fix for lead in data.leads if lead.when.holds(ctx)]
+    for plan in data.plans:
+        if plan.when.holds(ctx):
+            chosen += plan.fixes
             break
     return list(dict.fromkeys(chosen))
 
 
-def second_leads(ctx: Context, data: Mapping[str, Any]) -> set[str]:
-    firsts = {
-        lead["fix"]
-        for lead in data.get("leads") or []
-        if not lead.get("second") and holds(lead.get("when"), ctx.lookup)
-    }
+def second_leads(ctx: Context, data: Tree) -> set[str]:
+    firsts = {lead.fix for lead in data.leads if not lead.second and lead.when.holds(ctx)}
     return {
-        lead["fix"]
-        for lead in data.get("leads") or []
-        if lead.get("second") and lead["fix"] not in firsts and holds(lead.get("when"), ctx.lookup)
+        lead.fix
+        for lead in data.leads
+        if lead.second and lead.fix not in firsts and lead.when.holds(ctx)
     }
 
 
-def _place_second(decision: Decision, seconds: set[str]) -> None:
+def _place_second(decision: _Draft, seconds: set[str]) -> None:
     recs = decision.recommendations
     moved = [r for r in recs if r.fix in seconds]
     rest = [r for r in recs if r.fix not in seconds]
@@ -199,7 +180,7 @@ def _place_second(decision: Decision, seconds: set[str]) -> None:
         decision.recommendations = rest[:1] + moved + rest[1:]
 
 
-def _drop_repeated_changes(decision: Decision, data: Mapping[str, Any], lang: str) -> None:
+def _drop_repeated_changes(decision: _Draft, data: Tree, lang: str) -> None:
     """A fix whose change an earlier fix already makes (a lead and a plan fix that both
     lower gpu_memory_utilization) is listed once; the later one goes to ``skipped``."""
     kept: list[Recommendation] = []
@@ -215,12 +196,13 @@ def _drop_repeated_changes(decision: Decision, data: Mapping[str, Any], lang: st
     decision.recommendations = kept
 
 
-def _auto(rec: Recommendation, data: Mapping[str, Any]) -> bool:
+def _auto(rec: Recommendation, data: Tree) -> bool:
     """A fix whose patch may be applied without a person choosing it (never SGD)."""
-    return bool(rec.patch) and data["fixes"].get(rec.fix, {}).get("auto_patch", True) is not False
+    fix = data.fixes.get(rec.fix)
+    return bool(rec.patch) and (fix is None or fix.auto_patch)
 
 
-def _patchable_first(ctx: Context, decision: Decision, data: Mapping[str, Any]) -> None:
+def _patchable_first(ctx: Context, decision: _Draft, data: Tree) -> None:
     """Without a person to ask, the first fix must be one whose patch can be computed;
     the ones passed over stay in the list and ``skipped`` says why they are not first."""
     recs = decision.recommendations
@@ -231,9 +213,9 @@ def _patchable_first(ctx: Context, decision: Decision, data: Mapping[str, Any]) 
 
     def uncomputed(rec: Recommendation) -> bool:
         """A config fix whose value needed an answer (not advice or a code change)."""
-        steps = data["fixes"].get(rec.fix, {}).get("patch") or []
-        changes = [s for s in steps if "vars" not in s]
-        return bool(changes) and not rec.patch and not rec.env and not rec.code_change
+        fix = data.fixes.get(rec.fix)
+        changes = fix is not None and fix.changes_config
+        return changes and not rec.patch and not rec.env and not rec.code_change
 
     passed_over = [r for r in recs[:index] if uncomputed(r)]
     if not passed_over:
@@ -263,8 +245,6 @@ def _known_facts(ctx: Context) -> dict[str, Any]:
     if isinstance(total, int | float) and total > 0:  # the estimate on the log's GPU
         known["gpu_bytes"] = int(total)
     if ctx.has_config:
-        from assistant.tree.values import micro_batch_floor_value
-
         with ctx.peek():  # the floor must not add questions by itself
             floor, terms = micro_batch_floor_value(ctx)
         if floor is not None:
@@ -276,38 +256,37 @@ def config_known(config: ExperimentConfig, lang: str = "en") -> dict[str, Any]:
     """What ``check`` knows without a log: the same floor ``diagnose`` uses by default."""
     report = LogReport(False, "none", "none", 1.0)
     book = QuestionBook(report, config, {}, lang, True)
-    ctx = Context(report, config, book, lang, dict(tree().get("settings") or {}))
+    data = tree()
+    ctx = Context(report, config, book, lang, data.settings, _OtherFixes(data))
     return _known_facts(ctx)
 
 
 def _evaluate(
-    ctx: Context, fix_id: str, data: Mapping[str, Any], baseline: list[ConfigWarning]
+    ctx: Context, fix_id: str, data: Tree, baseline: list[ConfigWarning]
 ) -> Recommendation | Skipped | None:
-    spec = data["fixes"][fix_id]
-    section = spec["section"]
-    if not holds(spec.get("when"), ctx.lookup):
+    fix = data.fixes[fix_id]
+    section = fix.section
+    if not fix.when.holds(ctx):
         return None
-    # guards the log and config decide come first: a guard that needs an answer is
-    # only consulted when none of them holds, whatever order tree.yaml lists them in
-    for guard in sorted(spec.get("unless") or [], key=lambda g: asks(g.get("when"))):
-        if holds(guard.get("when"), ctx.lookup):
-            return Skipped(section, _pick(guard["why"], ctx.lang), fix_id)
+    for guard in fix.unless:  # the loader put those the log and config decide first
+        if guard.when.holds(ctx):
+            return Skipped(section, guard.why.pick(ctx.lang), fix_id)
     try:
-        result = _run_steps(ctx, spec)
+        result = _run_steps(ctx, fix)
     except NotApplicable as exc:
         text = reason(data, exc.reason, ctx.lang)
         return Skipped(section, _format(text, exc.text_vars), fix_id)
     wanted = {ctx.config.write_key(key): value for key, value in result.patch.items()}
     patch = {key: value for key, value in wanted.items() if not same(ctx.config.get(key), value)}
     if wanted and not patch:
-        return Skipped(section, _already_text(ctx, spec, wanted), fix_id)
+        return Skipped(section, _already_text(ctx, fix, wanted), fix_id)
     if patch and ctx.has_config:
         broken = _new_violations(ctx, patch, baseline)
         if broken:
             text = reason(data, "breaks-constraint", ctx.lang)
             return Skipped(section, _format(text, {"warning": broken[0].text}), fix_id)
     patch, checks = _split_usual(ctx, patch, data)
-    why = _why(ctx, spec, result, patch)
+    why = _why(ctx, fix, result, patch)
     if checks:
         why = "\n".join([why, *checks])
     return Recommendation(
@@ -317,13 +296,13 @@ def _evaluate(
         patch=patch,
         fix=fix_id,
         env=result.env,
-        code_change=_pick(spec["code_change"], ctx.lang) if spec.get("code_change") else None,
+        code_change=fix.code_change.pick(ctx.lang) if fix.code_change else None,
         checks=checks,
     )
 
 
 def _split_usual(
-    ctx: Context, patch: Mapping[str, Any], data: Mapping[str, Any]
+    ctx: Context, patch: Mapping[str, Any], data: Tree
 ) -> tuple[dict[str, Any], list[str]]:
     """Keep out of the patch a new value that is only news against AReaL's default.
 
@@ -332,7 +311,7 @@ def _split_usual(
     (``settings.usual_values``), the change is likely a no-op for this user: say
     "check your value" instead of patching.
     """
-    usual = ctx.settings.get("usual_values") or {}
+    usual = ctx.settings.usual_values
     kept: dict[str, Any] = {}
     checks: list[str] = []
     for key, value in patch.items():
@@ -360,20 +339,19 @@ def _split_usual(
 
 def _one_step_below(ctx: Context, value: Any) -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return override_text(round(value - ctx.settings["fraction_step"], 2))
+        return override_text(round(value - ctx.settings.fraction_step, 2))
     return "?"
 
 
-def _run_steps(ctx: Context, spec: Mapping[str, Any]) -> StepResult:
-    total = StepResult(vars=ctx.text_vars())
-    for step in spec.get("patch") or []:
-        name = step.get("fn") or step.get("vars")
-        if name is not None:  # a function may check the changes so far (memory_fit_check)
-            part = _call(name, ctx, {**step, "patch_so_far": dict(total.patch)})
-        elif "env" in step:
-            part = StepResult(env={step["env"]: str(step["value"])})
+def _run_steps(ctx: Context, fix: Fix) -> StepResult:
+    total = StepResult(vars=text_vars(ctx))
+    for step in fix.patch:
+        if step.fn:  # a function may check the changes so far (memory_fit_check)
+            part = _call(step.fn, ctx, step, dict(total.patch))
+        elif step.env:
+            part = StepResult(env={step.env: str(step.value)})
         else:
-            part = StepResult({step["key"]: step["value"]})
+            part = StepResult({step.key: step.value})
         total.patch.update(part.patch)
         total.env.update(part.env)
         total.vars.update({k: v for k, v in part.vars.items() if v is not None})
@@ -382,29 +360,66 @@ def _run_steps(ctx: Context, spec: Mapping[str, Any]) -> StepResult:
     return total
 
 
-def _call(name: str, ctx: Context, step: Mapping[str, Any]) -> StepResult:
+def _call(name: str, ctx: Context, step: Step, so_far: Mapping[str, Any]) -> StepResult:
     """A value function, held to what it declared (its text variables and reasons):
-    the tree.yaml validator checks the texts against those declarations."""
-    declared = DECLARED[name]
+    the tree loader checks the texts against those declarations."""
+    function = VALUE_FUNCTIONS[name]
     try:
-        part = VALUE_FUNCTIONS[name](ctx, step)
+        part = function(ctx, step, so_far)
     except NotApplicable as exc:
-        if exc.reason not in declared.reasons:
+        if exc.reason not in function.reasons:
             message = f"value function {name} raised undeclared reason {exc.reason}"
             raise KnowledgeError(message) from exc
         raise
-    undeclared = sorted(set(part.vars) - declared.vars)
+    undeclared = sorted(set(part.vars) - function.vars)
     if undeclared:
         raise KnowledgeError(f"value function {name} gives undeclared text vars {undeclared}")
     return part
 
 
-def reason(data: Mapping[str, Any], reason_id: str, lang: str) -> str:
-    """The text of a ``reasons`` entry of tree.yaml; a missing one names the file."""
-    texts = data["reasons"].get(reason_id)
+class _OtherFixes:
+    """Another fix seen from a value function (``Context.other_fix``)."""
+
+    def __init__(self, data: Tree) -> None:
+        self.data = data
+
+    def section(self, fix_id: str) -> str:
+        return self.data.fixes[fix_id].section
+
+    def patch(self, ctx: Context, fix_id: str) -> dict[str, Any]:
+        fix = self.data.fixes.get(fix_id)
+        return _fix_patch(ctx, fix) if fix is not None else {}
+
+
+def _fix_patch(ctx: Context, fix: Fix) -> dict[str, Any]:
+    """The changes another fix of tree.yaml would make to this config (its precondition
+    and guards hold, its value functions apply), without asking anything."""
+    patch: dict[str, Any] = {}
+    with ctx.peek():
+        if not fix.when.holds(ctx):
+            return {}
+        if any(guard.when.holds(ctx) for guard in fix.unless):
+            return {}
+        for step in fix.patch:
+            if step.vars_only or step.env or step.fn == "memory_fit_check":
+                continue
+            if step.fn:
+                try:
+                    patch.update(VALUE_FUNCTIONS[step.fn](ctx, step, {}).patch)
+                except NotApplicable:
+                    return {}
+            else:
+                patch[step.key] = step.value
+    written = {ctx.config.write_key(k): v for k, v in patch.items()}
+    return {k: v for k, v in written.items() if not same(ctx.config.get(k), v)}
+
+
+def reason(data: Tree, reason_id: str, lang: str) -> str:
+    """The text of a ``reasons`` entry of tree.yaml (the loader checked every id used)."""
+    texts = data.reasons.get(reason_id)
     if texts is None:
         raise KnowledgeError(f"knowledge/tree.yaml: entry reasons: '{reason_id}' is missing")
-    return _pick(texts, lang)
+    return texts.pick(lang)
 
 
 def _new_violations(
@@ -421,23 +436,19 @@ def _new_violations(
     return [w for w in after if w.id not in before_ids and (w.id, w.text) not in before]
 
 
-def _already_text(ctx: Context, spec: Mapping[str, Any], patch: Mapping[str, Any]) -> str:
-    if spec.get("already"):
-        return _pick(spec["already"], ctx.lang)
+def _already_text(ctx: Context, fix: Fix, patch: Mapping[str, Any]) -> str:
+    if fix.already is not None:
+        return fix.already.pick(ctx.lang)
     parts = ", ".join(f"{k} = {override_text(v)}" for k, v in patch.items())
     return message("tree.already_in_place", ctx.lang, parts=parts)
 
 
-def _why(
-    ctx: Context, spec: Mapping[str, Any], result: StepResult, patch: Mapping[str, Any]
-) -> str:
-    parts = [_format(_pick(spec["why"], ctx.lang), result.vars)]
-    for note in spec.get("notes") or []:
-        needed = note.get("when_vars") or []
-        if all(result.vars.get(name) is not None for name in needed) and holds(
-            note.get("when"), ctx.lookup
-        ):
-            parts.append(_format(_pick(note, ctx.lang), result.vars))
+def _why(ctx: Context, fix: Fix, result: StepResult, patch: Mapping[str, Any]) -> str:
+    parts = [_format(fix.why.pick(ctx.lang), result.vars)]
+    for note in fix.notes:
+        needed = note.when_vars
+        if all(result.vars.get(name) is not None for name in needed) and note.when.holds(ctx):
+            parts.append(_format(note.text.pick(ctx.lang), result.vars))
     for key, value in patch.items():
         old = ctx.config.get(key)
         old_text = message("tree.unset", ctx.lang) if old is None else override_text(old)
@@ -446,10 +457,6 @@ def _why(
         new_text = override_text(value)
         parts.append(message("tree.change_line", ctx.lang, key=key, old=old_text, new=new_text))
     return "\n".join(parts)
-
-
-def _pick(texts: Mapping[str, str], lang: str) -> str:
-    return texts.get(lang) or texts["en"]
 
 
 class _Blank(dict[str, str]):

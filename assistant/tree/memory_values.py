@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from assistant.tree.context import Context
-from assistant.tree.values import StepResult, micro_batch_floor_value, value_fn
+from assistant.tree.derived import micro_batch_floor_value
+from assistant.tree.steps import Step, StepResult, value_fn
 
 GIB = 1 << 30
 
@@ -54,7 +55,7 @@ def _gpu_bytes(ctx: Context) -> int:
         "uncertainty_pct",
     ),
 )
-def memory_micro_batch(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+def memory_micro_batch(ctx: Context, step: Step, so_far: Mapping[str, Any]) -> StepResult:
     model = _model(ctx)
     if model is None or not ctx.has_config:
         return StepResult()
@@ -71,7 +72,7 @@ def memory_micro_batch(ctx: Context, step: Mapping[str, Any]) -> StepResult:
 
 
 @value_fn("memory_rollout_tp", vars=("tp_needed", "weights_per_gpu_gib", "share_gib"))
-def memory_rollout_tp(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+def memory_rollout_tp(ctx: Context, step: Step, so_far: Mapping[str, Any]) -> StepResult:
     model = _model(ctx)
     if model is None or not ctx.has_config:
         return StepResult()
@@ -84,7 +85,7 @@ def memory_rollout_tp(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     "memory_kv_concurrency",
     vars=("kv_tokens_est", "kv_sequences", "sequence_tokens", "concurrency_fits"),
 )
-def memory_kv_concurrency(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+def memory_kv_concurrency(ctx: Context, step: Step, so_far: Mapping[str, Any]) -> StepResult:
     model = _model(ctx)
     if model is None or not ctx.has_config:
         return StepResult()
@@ -130,40 +131,12 @@ def _actor_estimate(ctx: Context, model: Any, patch: Mapping[str, Any], gpu: int
     return training_engine(patched, model, "actor", gpu, Notes(ctx.lang), answer)
 
 
-def _fix_patch(ctx: Context, fix_id: str) -> dict[str, Any]:
-    """The changes another fix of tree.yaml would make to this config (its precondition
-    and guards hold, its value functions apply), without asking anything."""
-    from assistant.tree.conditions import holds, same
-    from assistant.tree.engine import tree
-    from assistant.tree.values import VALUE_FUNCTIONS, NotApplicable
-
-    spec = tree()["fixes"].get(fix_id) or {}
-    patch: dict[str, Any] = {}
-    with ctx.peek():
-        if not holds(spec.get("when"), ctx.lookup):
-            return {}
-        if any(holds(g.get("when"), ctx.lookup) for g in spec.get("unless") or []):
-            return {}
-        for step in spec.get("patch") or []:
-            if "vars" in step or "env" in step or step.get("fn") == "memory_fit_check":
-                continue
-            if "fn" in step:
-                try:
-                    patch.update(VALUE_FUNCTIONS[step["fn"]](ctx, step).patch)
-                except NotApplicable:
-                    return {}
-            else:
-                patch[step["key"]] = step["value"]
-    written = {ctx.config.write_key(k): v for k, v in patch.items()}
-    return {k: v for k, v in written.items() if not same(ctx.config.get(k), v)}
-
-
 def _gib(value: float) -> float:
     return round(value / GIB, 2)
 
 
 @value_fn("memory_fit_check", vars=FIT_VARS)
-def memory_fit_check(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+def memory_fit_check(ctx: Context, step: Step, so_far: Mapping[str, Any]) -> StepResult:
     """The config as this fix patches it, held to the estimate on the failing GPU.
 
     Still too big: the next fixes of ``settings.fit_escalation`` join the patch, one by
@@ -171,7 +144,7 @@ def memory_fit_check(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     and the texts say that no change within these GPUs fits, and how many would.
     """
     model = _model(ctx)
-    patch = dict(step.get("patch_so_far") or {})
+    patch = dict(so_far)
     if model is None or not ctx.has_config or not patch:
         return StepResult()
     from assistant.config.engines import engine_layout, rewrite_backend
@@ -199,12 +172,12 @@ def memory_fit_check(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     added: dict[str, Any] = {}
     names: list[str] = []
     best = alone
-    for fix_id in ctx.settings.get("fit_escalation") or []:
-        extra = {k: v for k, v in _fix_patch(ctx, fix_id).items() if k not in patch}
+    for fix_id in ctx.settings.fit_escalation:
+        extra = {k: v for k, v in ctx.other_fix.patch(ctx, fix_id).items() if k not in patch}
         if not extra or all(added.get(k) == v for k, v in extra.items()):
             continue
         added |= extra
-        names.append(tree_section(fix_id))
+        names.append(ctx.other_fix.section(fix_id))
         best = _actor_estimate(ctx, model, patch | added, gpu)
         if best["total_bytes"] <= gpu:
             return StepResult(
@@ -232,9 +205,3 @@ def memory_fit_check(ctx: Context, step: Mapping[str, Any]) -> StepResult:
             found |= {"gpus_needed": wider.gpus, "backend_needed": wider.text()}
             break
     return StepResult(vars=found)
-
-
-def tree_section(fix_id: str) -> str:
-    from assistant.tree.engine import tree
-
-    return str(tree()["fixes"][fix_id]["section"])

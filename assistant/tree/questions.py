@@ -8,6 +8,7 @@ what the walk needed (``QuestionBook.questions``), so only needed questions show
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
@@ -283,6 +284,8 @@ def _typed_default(qid: str) -> Any:
 
 def _answered(question: Question, value: Any, source: str) -> Question:
     typed = None if value is None else parse_answer(question.id, value)
-    question.answer = display(typed) if typed is not None else None
-    question.source = cast(AnswerSource, source)  # log | config | flag | user | default
-    return question
+    return replace(
+        question,
+        answer=display(typed) if typed is not None else None,
+        source=cast(AnswerSource, source),  # log | config | flag | user | default
+    )

@@ -12,9 +12,10 @@ description of which fix reads which question, so a new fix or question in
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from assistant.models import Answers, Decision
+from assistant.models import Answers, Decision, Question
 from assistant.tree.questions import alternatives
 
 Rerun = Callable[[Answers], Decision]
@@ -28,13 +29,16 @@ def shown(decision: Decision, focus: int) -> tuple[Any, ...]:
     )
 
 
-def mark_relevance(decision: Decision, answers: Answers, rerun: Rerun) -> None:
-    """Set ``matters`` on every question the user, log or config did not answer."""
+def mark_relevance(decision: Decision, answers: Answers, rerun: Rerun) -> list[Question]:
+    """The questions, each the user, log or config did not answer with ``matters`` set."""
     baseline = shown(decision, decision.focus)
+    marked: list[Question] = []
     for question in decision.questions:
-        if question.source not in (None, "default"):
-            continue
-        question.matters = any(
-            shown(rerun({**answers, question.id: (value, "flag")}), decision.focus) != baseline
-            for value in alternatives(question.id)
-        )
+        if question.source in (None, "default"):
+            matters = any(
+                shown(rerun({**answers, question.id: (value, "flag")}), decision.focus) != baseline
+                for value in alternatives(question.id)
+            )
+            question = replace(question, matters=matters)
+        marked.append(question)
+    return marked

@@ -9,120 +9,21 @@ recommended, without numbers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from assistant.config.backend import Backend, BackendError
 from assistant.config.engines import engine_layout, rewrite_backend
 from assistant.config.numbers import usable_number
 from assistant.tree.context import Context
-
-
-class NotApplicable(Exception):
-    def __init__(self, reason: str, **text_vars: Any) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.text_vars = text_vars
-
-
-@dataclass
-class StepResult:
-    patch: dict[str, Any] = field(default_factory=dict)
-    env: dict[str, str] = field(default_factory=dict)
-    vars: dict[str, Any] = field(default_factory=dict)
-
-
-ValueFn = Callable[[Context, Mapping[str, Any]], StepResult]
-VALUE_FUNCTIONS: dict[str, ValueFn] = {}
-
-
-@dataclass(frozen=True)
-class Declared:
-    """What a value function may give the texts: its variables and the ``reasons``
-    ids of tree.yaml it may raise (checked against tree.yaml when it is validated)."""
-
-    vars: frozenset[str]
-    reasons: frozenset[str]
-
-
-DECLARED: dict[str, Declared] = {}
-
-
-def value_fn(
-    name: str, vars: tuple[str, ...] = (), reasons: tuple[str, ...] = ()
-) -> Callable[[ValueFn], ValueFn]:
-    def register(func: ValueFn) -> ValueFn:
-        VALUE_FUNCTIONS[name] = func
-        DECLARED[name] = Declared(frozenset(vars), frozenset(reasons))
-        return func
-
-    return register
-
-
-def _written_number(ctx: Context, key: str) -> float | None:
-    """A number the user's file sets (after interpolation), else None."""
-    if ctx.config.source(key) != "config":
-        return None
-    return usable_number(ctx.config.get(key))
-
-
-# --- micro-batch floor ------------------------------------------------------------------
-
-
-def offline_training(ctx: Context) -> bool:
-    """SFT, reward-model or DPO training: the dataset holds whole samples, nothing is generated."""
-    kind = ctx.config.get("train_dataset.type") if ctx.has_config else None
-    if isinstance(kind, str) and kind.lower() in ctx.settings["offline_dataset_types"]:
-        return True
-    return ctx.has_config and all(
-        ctx.config.source(key) != "config" for key in ("gconfig", "rollout")
-    )
-
-
-def _sample_length(ctx: Context) -> tuple[float | None, str]:
-    """train_dataset.max_length, else the longest prompt/sample the user gave (asked)."""
-    max_length = _written_number(ctx, "train_dataset.max_length")
-    if max_length is not None:
-        return max_length, str(int(max_length))
-    if not ctx.has_config:  # nothing to patch: do not ask
-        return None, ""
-    asked = usable_number(ctx.answer("longest_prompt_tokens"))
-    if asked is not None:
-        return asked, f"{int(asked)} (longest_prompt_tokens)"
-    return None, ""
-
-
-def micro_batch_floor_value(ctx: Context) -> tuple[int | None, str]:
-    """(floor, how it was computed); floor None when neither config nor answers give it.
-
-    The floor must hold the longest sample the run can produce in one micro-batch:
-    SFT/RM/DPO: the longest sample (max_length); RL: the prompt plus the generation
-    (max_length + max_new_tokens); multi-turn RL: the longest conversation, which
-    already counts the prompt and every turn (gconfig.max_tokens or the answer), but
-    never less than one single-turn sample.
-    """
-    length, length_text = _sample_length(ctx)
-    if offline_training(ctx):
-        if length is None:
-            return None, "train_dataset.max_length (SFT/RM/DPO: the longest sample)"
-        return int(length), f"{length_text} (SFT/RM/DPO: the longest sample)"
-    new_tokens = _written_number(ctx, "gconfig.max_new_tokens")
-    single = None
-    single_text = "train_dataset.max_length + gconfig.max_new_tokens"
-    if length is not None and new_tokens is not None:
-        single = usable_number(length + new_tokens)
-        single_text = f"{length_text} + {int(new_tokens)}"
-    if ctx.answer("multi_turn"):
-        longest = usable_number(ctx.answer("longest_conversation_tokens"))
-        if longest is None:  # a conversation may be far longer than one turn: ask
-            return None, "the longest conversation (longest_conversation_tokens)"
-        if single is not None and single > longest:
-            return int(single), f"max({single_text}, longest conversation {int(longest)})"
-        return int(longest), f"longest conversation {int(longest)}"
-    if single is None:
-        return None, single_text
-    return int(single), single_text
+from assistant.tree.derived import (
+    failing_engine,
+    micro_batch_floor_value,
+    model_params_b,
+    written_number,
+)
+from assistant.tree.steps import NotApplicable, Step, StepResult, value_fn
 
 
 @value_fn(
@@ -130,13 +31,13 @@ def micro_batch_floor_value(ctx: Context) -> tuple[int | None, str]:
     vars=("floor", "floor_terms", "current"),
     reasons=("mb-at-floor", "mb-below-floor"),
 )
-def micro_batch_floor(ctx: Context, step: Mapping[str, Any]) -> StepResult:
-    key = step["key"]
+def micro_batch_floor(ctx: Context, step: Step, so_far: Mapping[str, Any]) -> StepResult:
+    key = step.key
     floor, terms = micro_batch_floor_value(ctx)
     result = StepResult(vars={"floor": floor, "floor_terms": terms})
     if floor is None:
         return result
-    current = _written_number(ctx, key)
+    current = written_number(ctx, key)
     if current is not None and current == floor:
         raise NotApplicable("mb-at-floor", floor=floor, floor_terms=terms, current=current)
     if current is not None and current < floor:
@@ -149,14 +50,14 @@ def micro_batch_floor(ctx: Context, step: Mapping[str, Any]) -> StepResult:
 
 
 @value_fn("cut_quarter", vars=("key", "current", "new"), reasons=("concurrency-at-minimum",))
-def cut_quarter(ctx: Context, step: Mapping[str, Any]) -> StepResult:
-    key = step["key"]
-    current = _written_number(ctx, key)
+def cut_quarter(ctx: Context, step: Step, so_far: Mapping[str, Any]) -> StepResult:
+    key = step.key
+    current = written_number(ctx, key)
     if current is None:
         return StepResult(vars={"key": key})
     if current <= 1:
         raise NotApplicable("concurrency-at-minimum", key=key, current=current)
-    new = max(1, int(current * (1 - ctx.settings["concurrency_cut"])))
+    new = max(1, int(current * (1 - ctx.settings.concurrency_cut)))
     return StepResult({key: new}, vars={"key": key, "current": current, "new": new})
 
 
@@ -165,29 +66,29 @@ def _fraction(ctx: Context, key: str) -> float | None:
 
 
 @value_fn("fraction_lower", vars=("key", "current", "new"), reasons=("fraction-at-floor",))
-def fraction_lower(ctx: Context, step: Mapping[str, Any]) -> StepResult:
-    key = step["key"]
+def fraction_lower(ctx: Context, step: Step, so_far: Mapping[str, Any]) -> StepResult:
+    key = step.key
     current = _fraction(ctx, key)
     if current is None:
         return StepResult(vars={"key": key})
     settings = ctx.settings
-    delta = settings["fraction_step"] if current > 0.5 else settings["fraction_small_step"]
+    delta = settings.fraction_step if current > 0.5 else settings.fraction_small_step
     new = round(current - delta, 2)
-    if new < settings["fraction_floor"]:
+    if new < settings.fraction_floor:
         raise NotApplicable("fraction-at-floor", key=key, current=current)
     return StepResult({key: new}, vars={"key": key, "current": current, "new": new})
 
 
 @value_fn("fraction_raise", vars=("key", "current", "new"), reasons=("fraction-at-ceiling",))
-def fraction_raise(ctx: Context, step: Mapping[str, Any]) -> StepResult:
-    key = step["key"]
+def fraction_raise(ctx: Context, step: Step, so_far: Mapping[str, Any]) -> StepResult:
+    key = step.key
     current = _fraction(ctx, key)
     if current is None:
         return StepResult(vars={"key": key})
-    ceiling = ctx.settings["fraction_ceiling"]
+    ceiling = ctx.settings.fraction_ceiling
     if current >= ceiling:
         raise NotApplicable("fraction-at-ceiling", key=key, current=current)
-    new = round(min(current + ctx.settings["fraction_small_step"], ceiling), 2)
+    new = round(min(current + ctx.settings.fraction_small_step, ceiling), 2)
     return StepResult({key: new}, vars={"key": key, "current": current, "new": new})
 
 
@@ -196,14 +97,14 @@ def fraction_raise(ctx: Context, step: Mapping[str, Any]) -> StepResult:
     vars=("kv_tokens", "max_seq_len", "new", "floor"),
     reasons=("context-below-floor",),
 )
-def context_that_fits(ctx: Context, step: Mapping[str, Any]) -> StepResult:
-    key = step["key"]
+def context_that_fits(ctx: Context, step: Step, so_far: Mapping[str, Any]) -> StepResult:
+    key = step.key
     kv_tokens = usable_number(ctx.report.metrics.get("kv_cache_tokens"))
     max_seq = usable_number(ctx.report.metrics.get("max_seq_len"))
     text_vars = {"kv_tokens": kv_tokens, "max_seq_len": max_seq}
     if kv_tokens is None or max_seq is None or kv_tokens >= max_seq:
         return StepResult(vars=text_vars)
-    step_size = ctx.settings["context_round_to"]
+    step_size = ctx.settings.context_round_to
     new = int(kv_tokens // step_size * step_size) or int(kv_tokens)
     floor, _ = micro_batch_floor_value(ctx)
     if floor is not None and new < floor:
@@ -234,7 +135,7 @@ def _grow(ctx: Context, engine: str, backend: Backend, dim: str, factor: int) ->
 @value_fn(
     "rollout_more_tensor_parallel", vars=("engine", "backend", "new"), reasons=("single-replica",)
 )
-def rollout_more_tensor_parallel(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+def rollout_more_tensor_parallel(ctx: Context, step: Step, so_far: Mapping[str, Any]) -> StepResult:
     layout = engine_layout(ctx.config, "rollout") if ctx.has_config else None
     if layout is None:
         return StepResult()
@@ -254,7 +155,7 @@ def rollout_more_tensor_parallel(ctx: Context, step: Mapping[str, Any]) -> StepR
     vars=("engine", "backend", "gpus", "new", "heads"),
     reasons=("hybrid-layout", "single-replica", "heads-unknown", "cp-not-dividing"),
 )
-def actor_more_parallel(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+def actor_more_parallel(ctx: Context, step: Step, so_far: Mapping[str, Any]) -> StepResult:
     layout = engine_layout(ctx.config, "actor") if ctx.has_config else None
     if layout is None:
         return StepResult()
@@ -288,10 +189,10 @@ def actor_more_parallel(ctx: Context, step: Mapping[str, Any]) -> StepResult:
 
 
 @value_fn("expandable_segments_env")
-def expandable_segments_env(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+def expandable_segments_env(ctx: Context, step: Step, so_far: Mapping[str, Any]) -> StepResult:
     """Add expandable_segments:True to whatever PYTORCH_CUDA_ALLOC_CONF already holds
     (in the failing engine's env_vars, else as the log shows it)."""
-    name = step["env"]
+    name = step.env
     written = [
         str(env.get(name)) for _, env in env_var_blocks(ctx) if env.get(name) not in (None, "")
     ]
@@ -309,7 +210,7 @@ def env_var_blocks(ctx: Context) -> list[tuple[str, dict[str, Any]]]:
     """
     if not ctx.has_config:
         return []
-    engine = ctx.lookup("derived.failing_engine")
+    engine = failing_engine(ctx)
     key = f"{engine}.scheduling_spec"
     for _ in range(4):  # follow ${...} references, a few levels at most
         raw = ctx.config.raw(key)
@@ -337,14 +238,14 @@ def env_patch(ctx: Context, env: Mapping[str, str]) -> dict[str, str]:
     "optimizer_memory",
     vars=("params_b", "adam_gb", "bf16_gb", "train_gpus", "adam_per_gpu_gb", "bf16_per_gpu_gb"),
 )
-def optimizer_memory(ctx: Context, step: Mapping[str, Any]) -> StepResult:
+def optimizer_memory(ctx: Context, step: Step, so_far: Mapping[str, Any]) -> StepResult:
     """Stored weights + master copy + optimizer states per parameter, with AdamW as
     configured and with bf16 storage + adam_bf16, from knowledge/memory.yaml ``storage``
     (the guide: 12 and 8 bytes under FSDP)."""
     from assistant.memory.setup import train_setup
 
-    params = usable_number(ctx.lookup("derived.model_params_b"))
-    if params is None and step.get("ask"):
+    params = usable_number(model_params_b(ctx))
+    if params is None and step.ask:
         params = usable_number(ctx.answer("model_params_b"))
     if params is None:
         return StepResult()
@@ -375,7 +276,3 @@ def optimizer_memory(ctx: Context, step: Mapping[str, Any]) -> StepResult:
 def _round(value: float) -> float | int:
     rounded = round(value, 1)
     return int(rounded) if float(rounded).is_integer() else rounded
-
-
-# value functions backed by the memory arithmetic (registered on import)
-from assistant.tree import memory_values as _memory_values  # noqa: E402, F401
