@@ -17,11 +17,13 @@ def validate_knowledge() -> None:
     """Check every knowledge file and reference; KnowledgeError on the first problem."""
     from assistant.knowledge_schema.files import check_files
     from assistant.knowledge_schema.tree import check_tree
+    from assistant.knowledge_schema.vocabulary import check_vocabulary_examples
     from assistant.logs.rules import load_rules
 
     load_rules()  # signatures, phases, look-alikes, facts, describe: checked as they load
     check_files()
     check_tree()
+    check_vocabulary_examples()
 
 
 @cache
