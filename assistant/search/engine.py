@@ -125,6 +125,7 @@ class _Prepared:
     phases: set[str]
     aside: set[str]
     meaningful: list[str]
+    others: tuple[set[str], set[str]] = (set(), set())
 
 
 def _prepare(query: str, lang: str | None, config: IndexConfig) -> _Prepared | None:
@@ -147,6 +148,7 @@ def _prepare(query: str, lang: str | None, config: IndexConfig) -> _Prepared | N
         phases=query_phases(query, phase_patterns()) if config.phase_boost else set(),
         aside=aside,
         meaningful=[term for term in terms if term in weights],
+        others=_other_alternatives(terms),
     )
 
 
@@ -325,13 +327,38 @@ def _boosted(
     prepared: _Prepared, index: Any, config: IndexConfig
 ) -> list[tuple[float, dict[str, Any], Any]]:
     """``index``'s ranking of the query, sections of a phase the query names boosted."""
+    from assistant.search.cues import alternatives
+
+    named, others = prepared.others
+    factor = alternatives()[0] if others else 1.0
     ranked = []
     for score, doc in index.rank(prepared.weights, prepared.words):
         if doc["phase"] in prepared.phases:
             score *= 1.0 + config.phase_boost
+        if factor != 1.0:
+            own = set(doc["fields"]["title"]) | set(doc["fields"]["keys"])
+            if own & others and not own & named:
+                score *= factor
         ranked.append((score, doc, index))
     ranked.sort(key=lambda item: -item[0])  # stable: ties keep the guide's order
     return ranked
+
+
+def _other_alternatives(terms: list[str]) -> tuple[set[str], set[str]]:
+    """The alternatives the query names ("vllm") and those of their sets it does not
+    ("sglang"): a section named only by one the query does not name is about the other
+    server (cues.py)."""
+    from assistant.search.cues import alternatives
+
+    present = set(terms)
+    named: set[str] = set()
+    others: set[str] = set()
+    for group in alternatives()[1]:
+        here = present & set(group)
+        if here:
+            named |= here
+            others |= set(group) - here
+    return named, others
 
 
 def _aside_terms(query: str) -> set[str]:

@@ -1,0 +1,44 @@
+"""Search: rules of issue 21's second search round (alternatives, note wording)."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.search import cues
+from assistant.search.engine import search
+
+
+def _without_alternatives(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cues, "alternatives", lambda: (1.0, []))
+
+
+@pytest.mark.parametrize(
+    ("query", "lang"),
+    [
+        ("vllm kv cache blocks out of memory at startup", "en"),
+        ("vllm 起服务就报 KV cache 放不下", "zh"),
+    ],
+)
+def test_a_section_about_the_other_server_does_not_lead(
+    query: str, lang: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question that names vLLM only is not answered by "Tune SGLang Parameters" (its
+    title and keys name SGLang only); without the rule that section came first."""
+    first = search(query, lang=lang, k=1)[0].section
+    assert first != "gen-sglang-memory"
+    assert first.startswith("x-")
+    _without_alternatives(monkeypatch)
+    assert search(query, lang=lang, k=1)[0].section in ("gen-sglang-memory", "gen-parallelism")
+
+
+def test_naming_both_servers_or_neither_changes_nothing() -> None:
+    """The rule needs one member of a set named and another not: a question about SGLang
+    keeps the SGLang section first, one naming neither server is not touched."""
+    assert search("sglang mem_fraction_static 调小一点", lang="zh", k=1)[0].section == (
+        "gen-sglang-memory"
+    )
+    from assistant.search.engine import _other_alternatives
+
+    assert _other_alternatives(["sglang", "vllm", "oom"]) == ({"sglang", "vllm"}, set())
+    assert _other_alternatives(["oom", "显存"]) == (set(), set())
+    assert _other_alternatives(["vllm", "oom"]) == ({"vllm"}, {"sglang"})
