@@ -42,3 +42,16 @@ def test_naming_both_servers_or_neither_changes_nothing() -> None:
     assert _other_alternatives(["sglang", "vllm", "oom"]) == ({"sglang", "vllm"}, set())
     assert _other_alternatives(["oom", "显存"]) == (set(), set())
     assert _other_alternatives(["vllm", "oom"]) == ({"vllm"}, {"sglang"})
+
+
+@pytest.mark.parametrize(
+    ("query", "lang"),
+    [("vllm 的 KV cache 放不下怎么办", "zh"), ("the KV cache does not fit when vllm starts", "en")],
+)
+def test_the_cuda_graph_note_does_not_carry_the_kv_cache_symptom(query: str, lang: str) -> None:
+    """The CUDA graph note names the opposite case (SGLang's "Not enough memory" at start-up)
+    without the KV cache's words: before, it said "the KV cache did not fit" there and came
+    second to the vLLM note on KV cache questions, ahead of the SGLang section."""
+    ranked = [hit.section for hit in search(query, lang=lang, k=3)]
+    assert ranked[0] == "x-vllm-memory"
+    assert ranked[1] != "x-cuda-graph"
