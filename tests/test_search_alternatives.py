@@ -55,3 +55,21 @@ def test_the_cuda_graph_note_does_not_carry_the_kv_cache_symptom(query: str, lan
     ranked = [hit.section for hit in search(query, lang=lang, k=3)]
     assert ranked[0] == "x-vllm-memory"
     assert ranked[1] != "x-cuda-graph"
+
+
+def test_the_weight_update_sections_are_not_named_by_nccl() -> None:
+    """The disk and chunk-buffer sections' concept words (section_terms.yaml) say what they
+    do without the word NCCL ("avoid the collective", "继续广播但少占显存"): with it, both
+    were named by every NCCL question as much as the NCCL note and came first. Now the
+    note leads at note_lead alone, without the rule for named notes."""
+    from dataclasses import replace
+
+    from assistant.search.index import DEFAULT_CONFIG, section_index
+
+    config = replace(DEFAULT_CONFIG, named_product=0.0)
+    query = "nccl runs out of memory while creating the communicator"
+    assert search(query, k=1, config=config)[0].section == "x-nccl-memory"
+    for lang in ("en", "zh"):
+        for doc in section_index(lang, DEFAULT_CONFIG).docs:
+            if doc["id"].startswith("wu-"):
+                assert "nccl" not in doc["fields"]["concepts"]
