@@ -73,3 +73,17 @@ def test_the_weight_update_sections_are_not_named_by_nccl() -> None:
         for doc in section_index(lang, DEFAULT_CONFIG).docs:
             if doc["id"].startswith("wu-"):
                 assert "nccl" not in doc["fields"]["concepts"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "bytes per parameter for training, will a 32B model fit",
+        "每个参数按几个字节算，32B 模型放得下吗",
+    ],
+)
+def test_bytes_per_parameter_is_the_arithmetic_note(query: str) -> None:
+    """The optimizer-dtype section's concept words name its fix (half the bytes for the
+    moments), not the arithmetic of bytes per parameter, which is the optimizer-memory
+    note's: with "bytes per parameter of the optimizer" there it came first."""
+    assert search(query, k=1)[0].section == "x-optimizer-memory"
