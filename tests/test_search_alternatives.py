@@ -87,3 +87,25 @@ def test_bytes_per_parameter_is_the_arithmetic_note(query: str) -> None:
     moments), not the arithmetic of bytes per parameter, which is the optimizer-memory
     note's: with "bytes per parameter of the optimizer" there it came first."""
     assert search(query, k=1)[0].section == "x-optimizer-memory"
+
+
+def test_a_mixed_term_whose_chinese_half_is_dropped_searches_its_english_head(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ "CUDA 图": 图 alone is too common a character to search for, so "cuda" alone was
+    left and matched every section that names CUDA; the glossary ring's head "cuda graph"
+    is searched instead. Without the rule the CUDA graph note was not first."""
+    from assistant.search import engine
+    from assistant.search.glossary import load_glossary, mixed_term_heads
+
+    entries = load_glossary()
+    assert mixed_term_heads("解码的 CUDA 图要多少显存", {"cuda", "显存"}, entries) == [
+        "cuda",
+        "graph",
+    ]
+    # a Chinese half that is searched anyway adds nothing ("CPU 内存": 内存 is kept)
+    assert mixed_term_heads("CPU 内存耗尽", {"cpu", "内存", "耗尽"}, entries) == []
+    query = "解码的 CUDA 图要多少显存"
+    assert search(query, k=1)[0].section == "x-cuda-graph"
+    monkeypatch.setattr(engine, "_mixed_heads", lambda query, kept: [])
+    assert search(query, k=1)[0].section != "x-cuda-graph"

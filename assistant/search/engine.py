@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any
 
 from assistant.errors import UserError
@@ -141,6 +142,9 @@ def _prepare(query: str, lang: str | None, config: IndexConfig) -> _Prepared | N
         return None
     aside = _aside_terms(query)
     weights = {term: w for term, w in query_weights(terms).items() if term not in aside}
+    heads = [term for term in _mixed_heads(query, set(weights)) if term not in weights]
+    terms += heads
+    weights.update(query_weights(heads))
     return _Prepared(
         langs=langs,
         weights=weights,
@@ -359,6 +363,20 @@ def _other_alternatives(terms: list[str]) -> tuple[set[str], set[str]]:
             named |= here
             others |= set(group) - here
     return named, others
+
+
+def _mixed_heads(query: str, kept: set[str]) -> list[str]:
+    """The English head terms of the mixed glossary terms the query spells ("CUDA 图")."""
+    from assistant.search.glossary import mixed_term_heads
+
+    return mixed_term_heads(query, kept, _glossary())
+
+
+@cache
+def _glossary() -> list[Any]:
+    from assistant.search.glossary import load_glossary
+
+    return load_glossary()
 
 
 def _aside_terms(query: str) -> set[str]:
