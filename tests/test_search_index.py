@@ -630,10 +630,6 @@ def test_an_aside_in_parentheses_is_not_the_fallback_snippet() -> None:
 @pytest.mark.parametrize(
     ("query", "note"),
     [
-        (
-            "nvidia-smi lists a python process holding 20GB on GPU 0 before training starts",
-            "x-foreign-process",
-        ),
         ("nccl calloc fails while the weight update group is created", "x-nccl-memory"),
     ],
 )

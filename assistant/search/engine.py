@@ -176,6 +176,8 @@ def _rank(
             notes = _notes_on_guide_scale(prepared, language, config, guide)
             naming = _naming_ratios(prepared, language, config, guide)
             for score, doc, index in notes:
+                if _any_phase_named(prepared, doc, naming):
+                    score *= 1.0 + config.phase_boost
                 lead = config.note_lead
                 if guide and _is_named(score / guide[0][0], naming.get(doc["id"], 0.0), config):
                     lead = config.named_lead
@@ -328,12 +330,26 @@ def _joint_config(config: IndexConfig) -> IndexConfig:
 
 
 # A note of phase "any" (another process, fragmentation, an oversized request) happens in
-# every phase: a phase the query names boosts it like the sections of that phase.
-# Unboosted, "上一次训练没杀干净，显存还被占着" went to a training section for its 训练.
+# every phase: a phase the query names boosts it like the sections of that phase, when
+# the query names the note (_any_phase_named; ungated, "训练时显存不足怎么办" offered the
+# fragmentation note among training sections). Unboosted, "上一次训练没杀干净，显存还被占着"
+# went to a training section for its 训练.
 # Not for the guide's "any" sections (core and engine parameters, overviews): the fixes
 # of the named phase should beat them (boosting them too lost guide questions on every
 # tune set). Tune sets: holdout13 zh R@1 0.81 -> 0.94, the others unchanged.
 ANY_PHASE_NOTES = True
+
+
+def _any_phase_named(prepared: _Prepared, doc: dict[str, Any], naming: dict[str, float]) -> bool:
+    """Whether note ``doc`` of phase "any" gets the boost of a phase the query names: only
+    when the query names the note at least as well as the guide's best section (naming,
+    see _naming_ratios), so a generic "训练时显存不足" stays on the training sections."""
+    return (
+        ANY_PHASE_NOTES
+        and bool(prepared.phases)
+        and doc["phase"] == "any"
+        and naming.get(doc["id"], 0.0) >= 1.0
+    )
 
 
 def _boosted(
@@ -346,9 +362,7 @@ def _boosted(
     factor = alternatives()[0] if others else 1.0
     ranked = []
     for score, doc in index.rank(prepared.weights, prepared.words):
-        if doc["phase"] in prepared.phases or (
-            ANY_PHASE_NOTES and prepared.phases and doc["phase"] == "any" and is_extra(doc["id"])
-        ):
+        if doc["phase"] in prepared.phases:
             score *= 1.0 + config.phase_boost
         if factor != 1.0:
             own = set(doc["fields"]["title"]) | set(doc["fields"]["keys"])
