@@ -355,11 +355,21 @@ def section_terms() -> None:
 
 def query_cues() -> None:
     """Set-aside cues: a factor in (0, 1], per language regexes with an 'aside' group;
-    pasted-error patterns (regexes) and the hint shown for them, per language."""
+    pasted-error patterns (regexes) and the hint shown for them, per language;
+    alternatives: a factor in (0, 1] and sets of two or more words."""
     import re
 
     file = "query_cues.yaml"
-    top = _top(file, "factor", "pasted_error", *LANGS)
+    top = _top(file, "factor", "pasted_error", "alternatives", *LANGS)
+    alternatives = Entry(file, top.get("alternatives", dict), "'alternatives'")
+    alternatives.only("factor", "sets").get("factor", float, check=lambda f: 0 < f <= 1)
+    for group in alternatives.get("sets", list):
+        if (
+            not isinstance(group, list)
+            or len(group) < 2
+            or not all(isinstance(word, str) and word for word in group)
+        ):
+            alternatives.fail(f"set {group!r} is not a list of two or more words")
     pasted = Entry(file, top.get("pasted_error", dict), "'pasted_error'")
     pasted.only("generic", "patterns", "hint")
     for pattern in (*pasted.strings("generic"), *pasted.strings("patterns", required=True)):

@@ -27,6 +27,10 @@ def _cues() -> dict[str, Any]:
             "generic": [re.compile(p, re.IGNORECASE) for p in pasted.get("generic") or []],
             "hint": {lang: str(pasted["hint"][lang]) for lang in ("en", "zh")},
             "factor": float(data.get("factor", 1.0)),
+            "alternatives": (
+                float(data["alternatives"]["factor"]),
+                [[str(word) for word in group] for group in data["alternatives"]["sets"]],
+            ),
             "langs": {
                 lang: (
                     [re.compile(p, re.IGNORECASE) for p in data[lang]["cues"]],
@@ -37,6 +41,12 @@ def _cues() -> dict[str, Any]:
         }
     except (KeyError, TypeError, re.error) as exc:
         raise KnowledgeError(f"query_cues.yaml: {exc}") from None
+
+
+def alternatives() -> tuple[float, list[list[str]]]:
+    """The factor and the sets of alternatives (one inference server or the other)."""
+    factor, groups = _cues()["alternatives"]
+    return float(factor), [list(group) for group in groups]
 
 
 def aside_factor() -> float:

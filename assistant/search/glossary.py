@@ -7,6 +7,7 @@ document, so a question in other words or in the other language still finds it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -104,6 +105,30 @@ def expansion_terms(text: str, entries: list[GlossaryEntry]) -> list[str]:
     for entry in matched_entries(text, entries):
         terms.update(dict.fromkeys(entry.index_terms))
     return list(terms)
+
+
+def mixed_term_heads(query: str, kept: set[str], entries: list[GlossaryEntry]) -> list[str]:
+    """The BM25 terms of the first (English) term of each ring whose mixed term, Latin
+    and Chinese in one ("CUDA 图"), ``query`` spells (spaces ignored) while a Chinese
+    piece of it is not among the query's searched terms ``kept``.
+
+    A single common character is not searched for (图, 卡: see tokenize.py), but after
+    an English word it is half of a term: "CUDA 图" is "cuda graph", and "cuda" alone
+    matched every section that names CUDA. The ring's English head says what was meant.
+    """
+    squeezed = squeeze(query)
+    heads: dict[str, None] = {}
+    for entry in entries:
+        for term in entry.terms:
+            if not (has_cjk(term) and _LATIN.search(term) and squeeze(term) in squeezed):
+                continue
+            if any(has_cjk(piece) and piece not in kept for piece in tokenize(term)):
+                heads.update(dict.fromkeys(tokenize(entry.terms[0])))
+                break
+    return list(heads)
+
+
+_LATIN = re.compile("[a-zA-Z]")
 
 
 def parse_glossary(data: object) -> list[GlossaryEntry]:
