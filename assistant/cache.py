@@ -3,7 +3,8 @@
 Every artefact that only saves time lives here: the parsed YAML of each knowledge file,
 the verdicts "the knowledge passed validation" and "the rule files passed validation",
 the literal gates of the rule regexes, the log prefilter's compiled Hyperscan database,
-the compiled search index and jieba's prefix dictionary.
+the guide's parsed sections, the compiled search index with rank-bm25's scores of each
+index term, and jieba's prefix dictionary.
 
 The folder is ``ROOT/k-KEY``. ROOT is ``$AREAL_DOCTOR_CACHE_DIR`` if set, else
 ``$XDG_CACHE_HOME/areal-doctor``, else ``~/.cache/areal-doctor``. KEY is one fingerprint
