@@ -350,6 +350,19 @@ def test_a_warm_search_imports_neither_rank_bm25_nor_numpy(private_cache):
     assert warm == "True []"
 
 
+def test_the_scores_file_follows_the_index_settings_and_the_installed_rank_bm25(monkeypatch):
+    """The one cache's key covers knowledge/ and this package, not the scorer library:
+    a rank-bm25 upgrade (another file) must not reuse scores it did not compute."""
+    name = search_index.scores_name("en", search_index.DEFAULT_CONFIG)
+    assert name == search_index.scores_name("en", search_index.IndexConfig())
+    other = replace(search_index.DEFAULT_CONFIG, k1=1.2)
+    assert search_index.scores_name("en", other) != name
+    assert search_index.scores_name("zh", search_index.DEFAULT_CONFIG) != name
+    assert "rank_bm25" in search_index._scorer_stamp()
+    monkeypatch.setattr(search_index, "_scorer_stamp", lambda: "/elsewhere/rank_bm25.py:1:2")
+    assert search_index.scores_name("en", search_index.DEFAULT_CONFIG) != name
+
+
 def test_a_term_missing_from_the_memo_is_scored_by_rank_bm25():
     from assistant.search.bm25 import TermScores
 

@@ -196,12 +196,31 @@ def section_index(lang: str, config: IndexConfig = DEFAULT_CONFIG) -> SectionInd
 
 
 def scores_name(lang: str, config: IndexConfig) -> str:
-    """The cache file of one index's per-term scores: the language and every setting the
-    index's documents and BM25 model depend on (the one cache's key covers the rest)."""
+    """The cache file of one index's per-term scores: the language, every setting the
+    index's documents and BM25 model depend on, and the installed rank-bm25 (the one
+    cache's key covers the knowledge files and this package's code, not a library)."""
     import hashlib
 
     settings = (lang, config.weights, config.k1, config.b, config.include_extra, config.only_extra)
-    return f"bm25-{lang}-{hashlib.sha256(repr(settings).encode()).hexdigest()[:16]}.marshal"
+    text = repr((settings, _scorer_stamp()))
+    return f"bm25-{lang}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.marshal"
+
+
+def _scorer_stamp() -> str:
+    """Where rank-bm25's module is, its size and change time: found without importing
+    it (and numpy), so an upgrade of rank-bm25 is a new scores file."""
+    import os
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec("rank_bm25")
+        origin = spec.origin if spec is not None else None
+        if origin is None:
+            return ""
+        stat = os.stat(origin)
+    except (ImportError, ValueError, OSError):
+        return ""
+    return f"{origin}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def _read_scores(name: str, size: int) -> TermScores | None:
