@@ -151,6 +151,7 @@ class WeightedBM25:
         memo: TermScores | None = None,
     ) -> None:
         self._corpus = corpus
+        self._documents: list[list[str]] | None = None
         self.k1, self.b = k1, b
         self._model: Any = None
         self.memo = memo if memo is not None else self._memoise()
@@ -158,16 +159,19 @@ class WeightedBM25:
         self.doc_counts = self.memo.doc_counts
         self.idf = self.memo.idf
 
-    def corpus(self) -> Corpus:
-        return self._corpus() if callable(self._corpus) else self._corpus
+    def corpus(self) -> list[list[str]]:
+        """The sections' terms (built once, when the corpus is a function)."""
+        if self._documents is None:
+            corpus = self._corpus() if callable(self._corpus) else self._corpus
+            self._documents = [list(document) for document in corpus]
+        return self._documents
 
     def model(self) -> Any:
         """rank-bm25's BM25Plus over the corpus, built on first use."""
         if self._model is None:
             from rank_bm25 import BM25Plus
 
-            documents = [list(document) for document in self.corpus()]
-            self._model = BM25Plus(documents, k1=self.k1, b=self.b, delta=0.0)
+            self._model = BM25Plus(self.corpus(), k1=self.k1, b=self.b, delta=0.0)
         return self._model
 
     def rank_bm25_scores(self, term: str) -> list[float]:
