@@ -164,6 +164,27 @@ def write_json(name: str, data: Any) -> None:
     write_bytes(name, text.encode("utf-8"))
 
 
+def read_marshal(name: str) -> Any | None:
+    """The cached marshal data ``name``, or None when absent, empty or unreadable (the
+    caller checks its shape: a cache file is never trusted to hold what it expects)."""
+    import marshal
+
+    data = read_bytes(name)
+    if not data:
+        return None
+    try:
+        return marshal.loads(data)
+    except (EOFError, ValueError, TypeError):
+        return None
+
+
+def write_marshal(name: str, data: Any) -> None:
+    """Store plain data with marshal (atomically; failures are ignored)."""
+    import marshal
+
+    write_bytes(name, marshal.dumps(data))
+
+
 def has_stamp(name: str) -> bool:
     """A verdict kept as an empty file (e.g. "these files passed validation")."""
     folder = cache_dir()

@@ -225,24 +225,14 @@ def _scorer_stamp() -> str:
 
 def _read_scores(name: str, size: int) -> TermScores | None:
     """The per-term scores cached under ``name`` for an index of ``size`` sections."""
-    import marshal
-
     from assistant.search.bm25 import TermScores
 
-    raw = index_cache.read_bytes(name)
-    if not raw:
-        return None
-    try:
-        memo = TermScores.from_plain(marshal.loads(raw))
-    except (EOFError, ValueError, TypeError):
-        return None
+    memo = TermScores.from_plain(index_cache.read_marshal(name))
     return memo if memo is not None and memo.size == size else None
 
 
 def _write_scores(name: str, memo: TermScores) -> None:
-    import marshal
-
-    index_cache.write_bytes(name, marshal.dumps(memo.to_plain()))
+    index_cache.write_marshal(name, memo.to_plain())
 
 
 def clear_caches() -> None:

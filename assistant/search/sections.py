@@ -93,17 +93,9 @@ def _cache_name(lang: str) -> str:
 def _cached_sections(lang: str) -> list[Section] | None:
     """The sections parsed before (validated then), or None when absent or not the
     plain strings and lists of strings ``_cache_sections`` wrote."""
-    import marshal
+    from assistant.cache import read_marshal
 
-    from assistant.cache import read_bytes
-
-    raw = read_bytes(_cache_name(lang))
-    if not raw:
-        return None
-    try:
-        rows = marshal.loads(raw)
-    except (EOFError, ValueError, TypeError):
-        return None
+    rows = read_marshal(_cache_name(lang))
     if not (type(rows) is list and all(_is_row(row) for row in rows)):
         return None
     return [Section(**dict(zip(_FIELDS, row, strict=True))) for row in rows]
@@ -119,12 +111,9 @@ def _is_row(row: Any) -> bool:
 
 
 def _cache_sections(lang: str, sections: list[Section]) -> None:
-    import marshal
+    from assistant.cache import write_marshal
 
-    from assistant.cache import write_bytes
-
-    rows = [[getattr(section, name) for name in _FIELDS] for section in sections]
-    write_bytes(_cache_name(lang), marshal.dumps(rows))
+    write_marshal(_cache_name(lang), [[getattr(s, name) for name in _FIELDS] for s in sections])
 
 
 def clear_section_cache() -> None:
