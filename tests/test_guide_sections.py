@@ -6,6 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+from process_helpers import cold_then_warm
 
 from assistant.errors import KnowledgeError
 from assistant.knowledge import knowledge_path
@@ -168,10 +169,6 @@ def test_parsed_sections_are_kept_in_the_one_cache_and_read_back_without_yaml(
 ):
     """A diagnosis names sections by title: a warm process reads them from the cache
     (no PyYAML, no front matter parsed) and gets the same sections."""
-    import os
-    import subprocess
-    import sys
-
     from assistant import cache
     from assistant.search import sections
 
@@ -192,15 +189,7 @@ def test_parsed_sections_are_kept_in_the_one_cache_and_read_back_without_yaml(
             "from assistant.search import section_title\n"
             "print(section_title('wu-disk', 'en'), 'yaml' in sys.modules)\n"
         )
-        # a process of its own fills its cache (it may import another copy of the
-        # package, an installed one, whose cache key differs), the next reads it back
-        env = {**os.environ, "AREAL_DOCTOR_CACHE_DIR": str(tmp_path / "processes")}
-        cold, warm = (
-            subprocess.run(
-                [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-            ).stdout.strip()
-            for _ in range(2)
-        )
+        cold, warm = cold_then_warm(code, tmp_path / "processes")
         title = get_section("wu-disk", "en").title
         assert (cold, warm) == (f"{title} True", f"{title} False")
     finally:

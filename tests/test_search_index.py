@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from process_helpers import cold_then_warm
 
 from assistant.errors import KnowledgeError, UserError
 from assistant.search import SearchHit, format_hits_text, hits_to_json, search
@@ -339,13 +338,7 @@ def test_a_warm_search_imports_neither_rank_bm25_nor_numpy(private_cache):
         "hits = search('训练时显存不足怎么办') + search('gradient checkpointing', lang='en')\n"
         "print(bool(hits), sorted(m for m in ('rank_bm25', 'numpy', 'yaml') if m in sys.modules))\n"
     )
-    env = {**os.environ, "AREAL_DOCTOR_CACHE_DIR": str(private_cache / "fresh")}
-    cold, warm = (
-        subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-        ).stdout.strip()
-        for _ in range(2)
-    )
+    cold, warm = cold_then_warm(code, private_cache / "fresh")
     assert cold.startswith("True") and "'rank_bm25'" in cold and "'numpy'" in cold
     assert warm == "True []"
 
