@@ -3,7 +3,8 @@
 Every artefact that only saves time lives here: the parsed YAML of each knowledge file,
 the verdicts "the knowledge passed validation" and "the rule files passed validation",
 the literal gates of the rule regexes, the log prefilter's compiled Hyperscan database,
-the compiled search index and jieba's prefix dictionary.
+the guide's parsed sections, the compiled search index with rank-bm25's scores of each
+index term, and jieba's prefix dictionary.
 
 The folder is ``ROOT/k-KEY``. ROOT is ``$AREAL_DOCTOR_CACHE_DIR`` if set, else
 ``$XDG_CACHE_HOME/areal-doctor``, else ``~/.cache/areal-doctor``. KEY is one fingerprint
@@ -161,6 +162,27 @@ def write_json(name: str, data: Any) -> None:
     """Store ``data`` as compact UTF-8 JSON (atomically; failures are ignored)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     write_bytes(name, text.encode("utf-8"))
+
+
+def read_marshal(name: str) -> Any | None:
+    """The cached marshal data ``name``, or None when absent, empty or unreadable (the
+    caller checks its shape: a cache file is never trusted to hold what it expects)."""
+    import marshal
+
+    data = read_bytes(name)
+    if not data:
+        return None
+    try:
+        return marshal.loads(data)
+    except (EOFError, ValueError, TypeError):
+        return None
+
+
+def write_marshal(name: str, data: Any) -> None:
+    """Store plain data with marshal (atomically; failures are ignored)."""
+    import marshal
+
+    write_bytes(name, marshal.dumps(data))
 
 
 def has_stamp(name: str) -> bool:

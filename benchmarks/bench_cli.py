@@ -15,7 +15,10 @@ cache folder. Printed (median of --runs, in seconds):
 * the same with an empty cache folder on every run (first use after an install or a
   knowledge edit: the index is compiled and written), for information;
 * ``python -m assistant diagnose`` of a small fixture log (a CUDA OOM in backward) with
-  a warm cache: the fixed cost of a diagnosis, for information.
+  a warm cache: the fixed cost of a diagnosis, for information;
+* which of the heavy libraries (numpy, rank_bm25, yaml, jieba) a warm search and a warm
+  diagnose load: none but jieba for a Chinese query is the expected answer, since the
+  cache holds rank-bm25's scores of every index term and the parsed guide sections.
 
 The interpreter running this script is used for every command, from bytecode as an
 installed wheel runs (PYTHONDONTWRITEBYTECODE is dropped and the package compiled
@@ -45,6 +48,26 @@ def timed_run(command: list[str], env: dict[str, str]) -> float:
 
 def median_time(command: list[str], runs: int, env_for_run) -> float:
     return statistics.median(timed_run(command, env_for_run(i)) for i in range(runs))
+
+
+HEAVY = ("numpy", "rank_bm25", "yaml", "jieba")
+_LOADED = (
+    "import runpy, sys\n"
+    "sys.argv = sys.argv[1:]\n"
+    "try:\n"
+    "    runpy.run_module('assistant', run_name='__main__', alter_sys=True)\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    f"sys.stderr.write('LOADED ' + ' '.join(m for m in {HEAVY!r} if m in sys.modules))\n"
+)
+
+
+def loaded_modules(command: list[str], env: dict[str, str]) -> str:
+    """The heavy libraries ``python -m assistant ARGS`` (command[3:]) ends up loading."""
+    wrapped = [command[0], "-c", _LOADED, "assistant", *command[3:]]
+    result = subprocess.run(wrapped, cwd=ROOT, env=env, capture_output=True, text=True)
+    found = result.stderr.rpartition("LOADED")[2].split()
+    return ", ".join(found) or "none"
 
 
 def main() -> int:
@@ -80,6 +103,8 @@ def main() -> int:
         warm = median_time(search, args.runs, lambda _run: warm_env)
         cold = median_time(search, args.runs, cold_env)
         diagnosed = median_time(diagnose, args.runs, lambda _run: warm_env)
+        search_loads = loaded_modules(search, warm_env)
+        diagnose_loads = loaded_modules(diagnose, warm_env)
 
     print(f"runs per figure: {args.runs} (median), query: {args.query!r}")
     print(f"import jieba, rank_bm25          {reference:6.3f} s")
@@ -89,6 +114,7 @@ def main() -> int:
     )
     print(f"search, empty cache every run    {cold:6.3f} s   ratio {cold / reference:4.2f}")
     print(f"diagnose a small log, warm cache {diagnosed:6.3f} s")
+    print(f"heavy modules loaded, warm: search {search_loads}; diagnose {diagnose_loads}")
     return 0
 
 

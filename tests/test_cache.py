@@ -123,6 +123,9 @@ def test_every_artefact_lives_in_the_one_folder_and_an_unwritable_cache_costs_on
     stored = {p.name for p in entries[0].iterdir()}
     assert {"rules-valid", "knowledge-valid"} <= stored
     assert any(n.startswith("yaml-") for n in stored)
+    # the guide's sections and rank-bm25's per-term scores of the index the diagnosis used
+    assert any(n.startswith("guide-sections-") for n in stored)
+    assert any(n.startswith("bm25-") for n in stored)
     blocked = tmp_path / "a-file"
     blocked.write_text("a cache folder cannot be made below a file\n", encoding="utf-8")
     unwritable = _diagnose({**env, "AREAL_DOCTOR_CACHE_DIR": str(blocked / "cache")})
@@ -142,6 +145,24 @@ def test_an_unwritable_folder_gives_none_and_reads_miss(
         cache.write_bytes("x", b"1")
         cache.set_stamp("verdict")
         assert cache.read_bytes("x") is None and not cache.has_stamp("verdict")
+    finally:
+        cache.clear()
+
+
+def test_marshal_data_round_trips_and_a_damaged_file_reads_as_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AREAL_DOCTOR_CACHE_DIR", str(tmp_path))
+    cache.clear()
+    try:
+        data = [1, "二", [3.5, None], {"k": (b"\x00", b"")}]
+        cache.write_marshal("table.marshal", data)
+        assert cache.read_marshal("table.marshal") == data
+        cache.write_bytes("table.marshal", b"\xffnot marshal")
+        assert cache.read_marshal("table.marshal") is None
+        cache.write_bytes("table.marshal", b"")
+        assert cache.read_marshal("table.marshal") is None
+        assert cache.read_marshal("absent.marshal") is None
     finally:
         cache.clear()
 

@@ -6,6 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+from process_helpers import cold_then_warm
 
 from assistant.errors import KnowledgeError
 from assistant.knowledge import knowledge_path
@@ -161,3 +162,57 @@ def test_small_jieba_dictionary_covers_the_guide_vocabulary():
     compounds = knowledge_path("jieba", "compounds.txt").read_text(encoding="utf-8")
     listed = [line for line in compounds.splitlines() if line and not line.startswith("#")]
     assert listed == builder.domain_words(), "run benchmarks/build_jieba_dict.py (compounds)"
+
+
+def test_parsed_sections_are_kept_in_the_one_cache_and_read_back_without_yaml(
+    tmp_path, monkeypatch
+):
+    """A diagnosis names sections by title: a warm process reads them from the cache
+    (no PyYAML, no front matter parsed) and gets the same sections."""
+    from assistant import cache
+    from assistant.search import sections
+
+    monkeypatch.setenv("AREAL_DOCTOR_CACHE_DIR", str(tmp_path))
+    cache.clear()
+    sections.clear_section_cache()
+    try:
+        parsed = {lang: list_sections(lang) for lang in ("zh", "en")}
+
+        def must_not_parse(path: Path, lang: str) -> None:
+            raise AssertionError(f"parsed {path} again although the cache holds it")
+
+        monkeypatch.setattr(sections, "parse_section_file", must_not_parse)
+        sections.clear_section_cache()
+        assert {lang: list_sections(lang) for lang in ("zh", "en")} == parsed
+        code = (
+            "import sys\n"
+            "from assistant.search import section_title\n"
+            "print(section_title('wu-disk', 'en'), 'yaml' in sys.modules)\n"
+        )
+        cold, warm = cold_then_warm(code, tmp_path / "processes")
+        title = get_section("wu-disk", "en").title
+        assert (cold, warm) == (f"{title} True", f"{title} False")
+    finally:
+        monkeypatch.undo()
+        cache.clear()
+        sections.clear_section_cache()
+
+
+def test_a_damaged_sections_cache_is_parsed_again(tmp_path, monkeypatch):
+    from assistant import cache
+    from assistant.search import sections
+
+    monkeypatch.setenv("AREAL_DOCTOR_CACHE_DIR", str(tmp_path))
+    cache.clear()
+    sections.clear_section_cache()
+    try:
+        expected = list_sections("en")
+        folder = cache.cache_dir()
+        assert folder is not None
+        (folder / "guide-sections-en.marshal").write_bytes(b"\x00not marshal")
+        sections.clear_section_cache()
+        assert list_sections("en") == expected
+    finally:
+        monkeypatch.undo()
+        cache.clear()
+        sections.clear_section_cache()

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from process_helpers import cold_then_warm
 
 from assistant.errors import KnowledgeError, UserError
 from assistant.search import SearchHit, format_hits_text, hits_to_json, search
@@ -295,6 +296,101 @@ def test_compiled_index_is_written_and_then_reused(private_cache, monkeypatch):
     assert search("oom")
 
 
+def _stored_scores() -> list[Path]:
+    from assistant.cache import cache_dir
+
+    folder = cache_dir()
+    assert folder is not None
+    return sorted(folder.glob("bm25-*.marshal"))
+
+
+def test_cached_term_scores_are_rank_bm25s_own_for_every_term(private_cache):
+    """The memo is rank-bm25's get_scores([term]) for every term of every index a search
+    builds, float for float, and a process that reads it back gets the same table."""
+    from rank_bm25 import BM25Plus
+
+    from assistant.search.index import document_terms
+
+    search_index.clear_caches()
+    search("训练时显存不足怎么办")
+    search("gradient checkpointing", lang="en")
+    assert len(_stored_scores()) >= 2  # one per index built
+    search_index.clear_caches()
+    search("训练时显存不足怎么办")
+    search("gradient checkpointing", lang="en")
+    for lang in ("zh", "en"):
+        index = search_index.section_index(lang)
+        corpus = [document_terms(doc, search_index.DEFAULT_CONFIG.weights) for doc in index.docs]
+        model = BM25Plus(corpus, k1=1.5, b=0.75, delta=0.0)
+        memo = index.model.memo
+        assert set(memo.scores) == {term for document in corpus for term in document}
+        for term in memo.scores:
+            assert memo.term_vector(term) == [float(s) for s in model.get_scores([term])], term
+            assert memo.idf[term] == float(model.idf[term])
+
+
+def test_a_warm_search_imports_neither_rank_bm25_nor_numpy(private_cache):
+    """With the memo in the cache a search needs no BM25 model; with an empty cache the
+    scorer is rank-bm25 itself."""
+    code = (
+        "import sys\n"
+        "from assistant.search import search\n"
+        "hits = search('训练时显存不足怎么办') + search('gradient checkpointing', lang='en')\n"
+        "print(bool(hits), sorted(m for m in ('rank_bm25', 'numpy', 'yaml') if m in sys.modules))\n"
+    )
+    cold, warm = cold_then_warm(code, private_cache / "fresh")
+    assert cold.startswith("True") and "'rank_bm25'" in cold and "'numpy'" in cold
+    assert warm == "True []"
+
+
+def test_the_scores_file_follows_the_index_settings_and_the_installed_rank_bm25(monkeypatch):
+    """The one cache's key covers knowledge/ and this package, not the scorer library:
+    a rank-bm25 upgrade (another file) must not reuse scores it did not compute."""
+    name = search_index.scores_name("en", search_index.DEFAULT_CONFIG)
+    assert name == search_index.scores_name("en", search_index.IndexConfig())
+    other = replace(search_index.DEFAULT_CONFIG, k1=1.2)
+    assert search_index.scores_name("en", other) != name
+    assert search_index.scores_name("zh", search_index.DEFAULT_CONFIG) != name
+    assert "rank_bm25" in search_index._scorer_stamp()
+    monkeypatch.setattr(search_index, "_scorer_stamp", lambda: "/elsewhere/rank_bm25.py:1:2")
+    assert search_index.scores_name("en", search_index.DEFAULT_CONFIG) != name
+
+
+def test_a_term_missing_from_the_memo_is_scored_by_rank_bm25():
+    from assistant.search.bm25 import TermScores
+
+    corpus = [["sgd", "adam", "adam"], ["adam", "disk"], ["disk", "nccl"]]
+    full = WeightedBM25(corpus)
+    partial = TermScores(
+        full.memo.size,
+        full.memo.doc_counts,
+        full.memo.idf,
+        {term: pair for term, pair in full.memo.scores.items() if term != "adam"},
+    )
+    built: list[bool] = []
+
+    def corpus_on_demand() -> list[list[str]]:
+        built.append(True)
+        return corpus
+
+    lazy = WeightedBM25(corpus_on_demand, memo=partial)
+    assert lazy.weighted_scores({"disk": 1.0}) == full.weighted_scores({"disk": 1.0})
+    assert not built  # a cached term needs no model
+    assert lazy.weighted_scores({"adam": 2.0}) == full.weighted_scores({"adam": 2.0})
+    assert built
+
+
+def test_damaged_term_scores_are_computed_again(private_cache):
+    search_index.clear_caches()
+    expected = search("gradient checkpointing", k=3)
+    for path in _stored_scores():
+        path.write_bytes(b"\x00garbage")
+    search_index.clear_caches()
+    assert search("gradient checkpointing", k=3) == expected
+    search_index.clear_caches()
+    assert search("gradient checkpointing", k=3) == expected
+
+
 def test_unwritable_cache_folder_falls_back_to_memory(tmp_path, monkeypatch):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
@@ -359,8 +455,7 @@ def test_damaged_cache_file_is_rebuilt(private_cache):
     search_index.clear_caches()
     search("oom")
     path = _stored_index()
-    fingerprint = json.loads(path.read_text(encoding="utf-8"))["fingerprint"]
-    path.write_text(json.dumps({"fingerprint": fingerprint, "langs": "garbage"}), "utf-8")
+    path.write_text(json.dumps({"langs": "garbage", "phases": {}}), "utf-8")
     search_index.clear_caches()
     assert search("gradient checkpointing", k=1)[0].section == "train-grad-checkpointing"
     path.write_text("{not json", encoding="utf-8")

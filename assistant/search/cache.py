@@ -11,9 +11,11 @@ from assistant.cache import (
     has_stamp,
     read_bytes,
     read_json,
+    read_marshal,
     set_stamp,
     write_bytes,
     write_json,
+    write_marshal,
 )
 
 __all__ = [
@@ -21,7 +23,9 @@ __all__ = [
     "has_stamp",
     "read_bytes",
     "read_json",
+    "read_marshal",
     "set_stamp",
     "write_bytes",
     "write_json",
+    "write_marshal",
 ]

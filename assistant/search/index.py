@@ -4,25 +4,26 @@ A compiled section keeps its fields apart (title, ancestor headings, config keys
 body, phase words, glossary expansion of the whole section and of its title alone) so
 that field weights are applied when the index is built
 in memory, by repeating a field's terms. Compiling needs YAML, Markdown clean-up and
-jieba; the result is cached as JSON in the user cache folder, keyed by a fingerprint of
-the knowledge files and of this package's code, so later processes skip all of it.
+jieba; the result is cached as JSON in the one cache (``assistant/cache.py``, whose key
+covers every knowledge file and this package's code), so later processes skip all of it.
+Each index's rank-bm25 scores per term (bm25.TermScores) are kept there too, one file per
+language and index variant.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import assistant.search.cache as index_cache
 from assistant.errors import KnowledgeError
-from assistant.knowledge import knowledge_path
 from assistant.search.sections import EXTRA_PREFIX, LANGS
 
+if TYPE_CHECKING:
+    from assistant.search.bm25 import TermScores
+
 CACHE_NAME = "search-index.json"
-_CODE_FILES = ("tokenize.py", "glossary.py", "plaintext.py", "sections.py", "index.py")
 FIELDS = (
     "title", "heading", "keys", "body", "phase", "glossary", "title_glossary", "concepts",
     "concept_glossary",
@@ -120,7 +121,14 @@ DEFAULT_CONFIG = IndexConfig()
 class SectionIndex:
     """BM25 over the compiled sections of one language."""
 
-    def __init__(self, docs: list[dict[str, Any]], config: IndexConfig = DEFAULT_CONFIG) -> None:
+    def __init__(
+        self,
+        docs: list[dict[str, Any]],
+        config: IndexConfig = DEFAULT_CONFIG,
+        cache_name: str | None = None,
+    ) -> None:
+        """``cache_name``: where this index's per-term scores are kept in the one cache
+        (None: computed in memory only)."""
         from assistant.search.bm25 import WeightedBM25
 
         if config.only_extra:
@@ -129,8 +137,15 @@ class SectionIndex:
             self.docs = [d for d in docs if config.include_extra or not is_extra(d["id"])]
         if not self.docs:
             raise KnowledgeError("the guide has no sections to search")
-        corpus = [document_terms(doc, config.weights) for doc in self.docs]
-        self.model = WeightedBM25(corpus, k1=config.k1, b=config.b)
+        weights = config.weights
+
+        def corpus() -> list[list[str]]:
+            return [document_terms(doc, weights) for doc in self.docs]
+
+        memo = _read_scores(cache_name, len(self.docs)) if cache_name else None
+        self.model = WeightedBM25(corpus, k1=config.k1, b=config.b, memo=memo)
+        if cache_name and memo is None:
+            _write_scores(cache_name, self.model.memo)
 
     def rank(
         self, query: dict[str, float], words: dict[str, str] | None = None
@@ -177,7 +192,47 @@ def document_terms(doc: dict[str, Any], weights: Weights) -> list[str]:
 
 @cache
 def section_index(lang: str, config: IndexConfig = DEFAULT_CONFIG) -> SectionIndex:
-    return SectionIndex(compiled_knowledge()["langs"][lang], config)
+    return SectionIndex(compiled_knowledge()["langs"][lang], config, scores_name(lang, config))
+
+
+def scores_name(lang: str, config: IndexConfig) -> str:
+    """The cache file of one index's per-term scores: the language, every setting the
+    index's documents and BM25 model depend on, and the installed rank-bm25 (the one
+    cache's key covers the knowledge files and this package's code, not a library)."""
+    import hashlib
+
+    settings = (lang, config.weights, config.k1, config.b, config.include_extra, config.only_extra)
+    text = repr((settings, _scorer_stamp()))
+    return f"bm25-{lang}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.marshal"
+
+
+def _scorer_stamp() -> str:
+    """Where rank-bm25's module is, its size and change time: found without importing
+    it (and numpy), so an upgrade of rank-bm25 is a new scores file."""
+    import os
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec("rank_bm25")
+        origin = spec.origin if spec is not None else None
+        if origin is None:
+            return ""
+        stat = os.stat(origin)
+    except (ImportError, ValueError, OSError):
+        return ""
+    return f"{origin}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def _read_scores(name: str, size: int) -> TermScores | None:
+    """The per-term scores cached under ``name`` for an index of ``size`` sections."""
+    from assistant.search.bm25 import TermScores
+
+    memo = TermScores.from_plain(index_cache.read_marshal(name))
+    return memo if memo is not None and memo.size == size else None
+
+
+def _write_scores(name: str, memo: TermScores) -> None:
+    index_cache.write_marshal(name, memo.to_plain())
 
 
 def clear_caches() -> None:
@@ -199,15 +254,14 @@ def phase_patterns() -> dict[str, dict[str, list[str]]]:
 
 @cache
 def compiled_knowledge() -> dict[str, Any]:
-    """Compiled sections per language and phase patterns, from the cache when current."""
-    fingerprint = knowledge_fingerprint()
+    """Compiled sections per language and phase patterns, from the one cache when there
+    (its key changes with every knowledge file and module the compilation reads)."""
     cached = index_cache.read_json(CACHE_NAME)
-    if _is_current(cached, fingerprint):
+    if _is_compiled(cached):
         return cached
     from assistant.search.glossary import compile_phase_patterns
 
     compiled = {
-        "fingerprint": fingerprint,
         "langs": {lang: compile_language(lang) for lang in LANGS},
         "phases": compile_phase_patterns(),
     }
@@ -215,10 +269,9 @@ def compiled_knowledge() -> dict[str, Any]:
     return compiled
 
 
-def _is_current(cached: Any, fingerprint: str) -> TypeGuard[dict[str, Any]]:
+def _is_compiled(cached: Any) -> TypeGuard[dict[str, Any]]:
     return (
         isinstance(cached, dict)
-        and cached.get("fingerprint") == fingerprint
         and isinstance(cached.get("phases"), dict)
         and isinstance(cached.get("langs"), dict)
         and all(isinstance(cached["langs"].get(lang), list) for lang in LANGS)
@@ -315,18 +368,3 @@ def concept_terms(text: str) -> list[str]:
 NUMBER_WORDS = frozenset(
     ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
 )
-
-
-def knowledge_fingerprint() -> str:
-    """Hash of everything a compiled index depends on: data files and indexing code."""
-    digest = hashlib.sha256()
-    files = [path for lang in LANGS for path in sorted(knowledge_path("guide", lang).glob("*.md"))]
-    files += [
-        knowledge_path(name) for name in ("glossary.yaml", "phase_terms.yaml", "section_terms.yaml")
-    ]
-    files += [knowledge_path("jieba", name) for name in ("dict.txt", "compounds.txt")]
-    files += [Path(__file__).with_name(name) for name in _CODE_FILES]
-    for path in files:
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()

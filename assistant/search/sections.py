@@ -3,6 +3,10 @@
 ``knowledge/guide/<lang>/<id>.md`` starts with a YAML front matter block (id, lang,
 title, heading_path, keys, phase) followed by the section's Markdown body. Ids come
 from docs/CONTRACT.md; ids starting with ``x-`` are knowledge areal-doctor adds.
+
+A diagnosis names guide sections by title, so the parsed sections of each language are
+kept in the one cache (``assistant/cache.py``, whose key changes with every guide file):
+a warm run reads them back without PyYAML.
 """
 
 from __future__ import annotations
@@ -70,9 +74,46 @@ def _checked_lang(lang: str) -> str:
 
 @cache
 def _sections(lang: str) -> dict[str, Section]:
-    parsed = [parse_section_file(path, lang) for path in guide_files(lang)]
-    parsed.sort(key=lambda section: (section.is_extra, section.id))
+    parsed = _cached_sections(lang)
+    if parsed is None:
+        parsed = [parse_section_file(path, lang) for path in guide_files(lang)]
+        parsed.sort(key=lambda section: (section.is_extra, section.id))
+        _cache_sections(lang, parsed)
     return {section.id: section for section in parsed}
+
+
+_FIELDS = ("id", "lang", "title", "heading_path", "body", "keys", "phase")
+_LISTS = frozenset(("heading_path", "keys"))
+
+
+def _cache_name(lang: str) -> str:
+    return f"guide-sections-{lang}.marshal"
+
+
+def _cached_sections(lang: str) -> list[Section] | None:
+    """The sections parsed before (validated then), or None when absent or not the
+    plain strings and lists of strings ``_cache_sections`` wrote."""
+    from assistant.cache import read_marshal
+
+    rows = read_marshal(_cache_name(lang))
+    if not (type(rows) is list and all(_is_row(row) for row in rows)):
+        return None
+    return [Section(**dict(zip(_FIELDS, row, strict=True))) for row in rows]
+
+
+def _is_row(row: Any) -> bool:
+    def plain(name: str, value: Any) -> bool:
+        if name in _LISTS:
+            return type(value) is list and all(type(item) is str for item in value)
+        return type(value) is str
+
+    return type(row) is list and len(row) == len(_FIELDS) and all(map(plain, _FIELDS, row))
+
+
+def _cache_sections(lang: str, sections: list[Section]) -> None:
+    from assistant.cache import write_marshal
+
+    write_marshal(_cache_name(lang), [[getattr(s, name) for name in _FIELDS] for s in sections])
 
 
 def clear_section_cache() -> None:
