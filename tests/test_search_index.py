@@ -757,3 +757,15 @@ def test_a_note_about_as_good_as_the_guide_comes_second() -> None:
     assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
     plain = search(query, k=4, config=replace(DEFAULT_CONFIG, note_second=0.0))
     assert "x-optimizer-memory" not in [hit.section for hit in plain[:3]]
+
+
+def test_a_request_no_gpu_can_hold_keeps_its_size_as_the_oversized_note_words() -> None:
+    from assistant.search import cues
+
+    assert cues.large_request("Tried to allocate 96.00 GiB") and cues.large_request("申请 200 多 G")
+    assert not cues.large_request("Tried to allocate 2.00 GiB")
+    assert not cues.large_request("an 8B model with Adam needs 96 GB")  # a total, not a request
+    pasted = "torch.OutOfMemoryError: Tried to allocate 96.00 GiB，这是哪里算错了"
+    assert search(pasted, k=1)[0].section == "x-oversized-request"
+    small = pasted.replace("96.00", "1.00")
+    assert search(small, k=1)[0].section != "x-oversized-request"

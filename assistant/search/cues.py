@@ -83,10 +83,37 @@ def pasted_error_hint(lang: str) -> str:
     return hints.get(lang, hints["en"])
 
 
+# A single request of this size or more cannot fit on any one GPU with room to spare
+# (80 GiB cards are the common largest): the question is about a tensor larger than the
+# card, whatever else it says. Its size is the one word that says so, and it is not
+# generic, so it is kept and said in the words of the oversized-request note.
+LARGE_REQUEST_GIB = 64.0
+_UNIT_GIB = {"k": 1 / 1024**2, "m": 1 / 1024, "g": 1.0, "t": 1024.0}
+_SIZE = re.compile(
+    r"(?:allocat\w*|alloc|申请|分配)[^,，。;；]{0,12}?"
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:多\s*)?([KMGT])(?:i?B)?(?![a-z])",
+    re.IGNORECASE,
+)
+LARGE_REQUEST_WORDS = "one allocation larger than the gpu 单次申请超过显卡容量"  # the note's titles
+
+
+def large_request(query: str) -> bool:
+    """Whether ``query`` asks for a memory size of LARGE_REQUEST_GIB or more ("Tried to
+    allocate 96.00 GiB", "申请 200 多 G"); a size without an allocation word is a total
+    ("7B 的 Adam 要 84 GB"), not one request."""
+    return any(
+        float(number) * _UNIT_GIB[unit.lower()] >= LARGE_REQUEST_GIB
+        for number, unit in _SIZE.findall(query)
+    )
+
+
 def without_generic_error(query: str) -> str:
     """``query`` without the words every CUDA OOM prints ("CUDA out of memory. Tried to
-    allocate"); ``query`` itself when nothing else would be left to search."""
+    allocate"); ``query`` itself when nothing else would be left to search. A size no GPU
+    can hold (large_request) is said in words instead of being dropped with them."""
     text = query
+    if large_request(query):
+        text = f"{text} {LARGE_REQUEST_WORDS}"
     for pattern in _cues()["generic"]:
         text = pattern.sub(" ", text)
     return text if text.strip(" .,:;，。：") else query
