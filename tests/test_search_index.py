@@ -769,3 +769,17 @@ def test_a_request_no_gpu_can_hold_keeps_its_size_as_the_oversized_note_words() 
     assert search(pasted, k=1)[0].section == "x-oversized-request"
     small = pasted.replace("96.00", "1.00")
     assert search(small, k=1)[0].section != "x-oversized-request"
+
+
+def test_how_much_memory_a_model_size_takes_is_the_arithmetic_note() -> None:
+    from assistant.search import cues
+
+    assert cues.memory_arithmetic("七十亿参数的模型用亚当优化器大概要多少显存")
+    assert not cues.memory_arithmetic("加载 70B checkpoint 时 host 内存不够")  # no how much
+    assert not cues.memory_arithmetic("7B 模型 micro batch 设多少")  # not about memory
+    assert not cues.memory_arithmetic("how much memory do Adam states take")  # no model size
+    for query in (
+        "how many bytes per parameter for AdamW states on a 7B model",
+        "Adam 的 optimizer state 对 13B 模型要占多少 GB",
+    ):
+        assert search(query, k=1)[0].section == "x-optimizer-memory"

@@ -107,13 +107,32 @@ def large_request(query: str) -> bool:
     )
 
 
+# A model size ("7B", "70 亿", "七十亿参数") in a question of how much memory is the
+# arithmetic of the optimizer-memory note (weights + states per parameter), which the
+# optimizer-dtype section, sharing every optimizer word, otherwise answered first.
+_PARAMS = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*B(?![a-z])|\d+\s*亿|[一二三四五六七八九十百千]+亿")
+_HOW_MUCH = re.compile(r"\bhow (?:much|many)\b|多少|几个|几 ?G", re.IGNORECASE)
+_MEMORY = re.compile(
+    r"memory|显存|内存|bytes|字节|\d\s*G(?:i?B)?\b|adam|optimizer|优化器", re.IGNORECASE
+)
+ARITHMETIC_WORDS = "memory arithmetic 按参数量估算"  # the note's title and concept words
+
+
+def memory_arithmetic(query: str) -> bool:
+    """Whether ``query`` asks how much memory a model of a given size takes."""
+    return all(pattern.search(query) for pattern in (_PARAMS, _HOW_MUCH, _MEMORY))
+
+
 def without_generic_error(query: str) -> str:
     """``query`` without the words every CUDA OOM prints ("CUDA out of memory. Tried to
     allocate"); ``query`` itself when nothing else would be left to search. A size no GPU
-    can hold (large_request) is said in words instead of being dropped with them."""
+    can hold (large_request) is said in words instead of being dropped with them, and so
+    is a question of memory arithmetic (memory_arithmetic)."""
     text = query
     if large_request(query):
         text = f"{text} {LARGE_REQUEST_WORDS}"
+    if memory_arithmetic(query):
+        text = f"{text} {ARITHMETIC_WORDS}"
     for pattern in _cues()["generic"]:
         text = pattern.sub(" ", text)
     return text if text.strip(" .,:;，。：") else query
