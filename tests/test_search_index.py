@@ -783,3 +783,14 @@ def test_how_much_memory_a_model_size_takes_is_the_arithmetic_note() -> None:
         "Adam 的 optimizer state 对 13B 模型要占多少 GB",
     ):
         assert search(query, k=1)[0].section == "x-optimizer-memory"
+
+
+def test_plain_neicun_names_host_memory_and_xiancun_does_not() -> None:
+    from assistant.search.glossary import query_phases
+    from assistant.search.index import phase_patterns
+
+    patterns = phase_patterns()
+    assert "host_memory" in query_phases("内存占用一直涨，被系统杀掉", patterns)
+    assert "host_memory" in query_phases("the node swaps, dmesg shows killed process", patterns)
+    assert "host_memory" not in query_phases("显存占用一直涨", patterns)
+    assert search("内存占用一直涨，被系统杀掉", k=1)[0].section == "x-host-memory"
