@@ -263,6 +263,13 @@ def test_edit_experiments_fail_with_file_and_entry(edit, name, change, message) 
         ("query_cues.yaml", lambda d: d["zh"].update(end="(["), "does not compile"),
         ("query_cues.yaml", lambda d: d.update(factor=2.0), "'factor'"),
         (
+            "query_cues.yaml",
+            lambda d: d["expansions"][0]["size"].update(pattern=r"allocate (\d+)"),
+            "2 groups",
+        ),
+        ("query_cues.yaml", lambda d: d["expansions"][1].update(all_of=["(["]), "compile"),
+        ("query_cues.yaml", lambda d: d["expansions"][1].pop("all_of"), "'all_of'"),
+        (
             "i18n/cli.yaml",
             lambda d: d["headline_oom"].update(en=d["headline_oom"]["en"] + " {phse}"),
             "i18n/cli.yaml: entry 'headline_oom': 'text': en and zh use different placeholders",

@@ -749,7 +749,7 @@ def test_a_guide_section_the_query_names_too_keeps_its_lead() -> None:
 def test_a_note_about_as_good_as_the_guide_comes_second() -> None:
     """The Adam-arithmetic note scores below the optimizer-dtype section but near it;
     without note_second two more optimizer sections came before it (out of the top 3).
-    No model size: with one the note leads (memory_arithmetic)."""
+    No model size: with one the note leads (the memory-arithmetic expansion)."""
     from assistant.search.index import DEFAULT_CONFIG
 
     query = "how much memory do adam states of a big model take"
@@ -763,9 +763,12 @@ def test_a_note_about_as_good_as_the_guide_comes_second() -> None:
 def test_a_request_no_gpu_can_hold_keeps_its_size_as_the_oversized_note_words() -> None:
     from assistant.search import cues
 
-    assert cues.large_request("Tried to allocate 96.00 GiB") and cues.large_request("申请 200 多 G")
-    assert not cues.large_request("Tried to allocate 2.00 GiB")
-    assert not cues.large_request("an 8B model with Adam needs 96 GB")  # a total, not a request
+    def large(query: str) -> bool:
+        return "oversized-request" in cues.expansions(query)
+
+    assert large("Tried to allocate 96.00 GiB") and large("申请 200 多 G")
+    assert not large("Tried to allocate 2.00 GiB")
+    assert not large("an 8B model with Adam needs 96 GB")  # a total, not a request
     pasted = "torch.OutOfMemoryError: Tried to allocate 96.00 GiB，这是哪里算错了"
     assert search(pasted, k=1)[0].section == "x-oversized-request"
     small = pasted.replace("96.00", "1.00")
@@ -775,10 +778,13 @@ def test_a_request_no_gpu_can_hold_keeps_its_size_as_the_oversized_note_words() 
 def test_how_much_memory_a_model_size_takes_is_the_arithmetic_note() -> None:
     from assistant.search import cues
 
-    assert cues.memory_arithmetic("七十亿参数的模型用亚当优化器大概要多少显存")
-    assert not cues.memory_arithmetic("加载 70B checkpoint 时 host 内存不够")  # no how much
-    assert not cues.memory_arithmetic("7B 模型 micro batch 设多少")  # not about memory
-    assert not cues.memory_arithmetic("how much memory do Adam states take")  # no model size
+    def arithmetic(query: str) -> bool:
+        return "memory-arithmetic" in cues.expansions(query)
+
+    assert arithmetic("七十亿参数的模型用亚当优化器大概要多少显存")
+    assert not arithmetic("加载 70B checkpoint 时 host 内存不够")  # no how much
+    assert not arithmetic("7B 模型 micro batch 设多少")  # not about memory
+    assert not arithmetic("how much memory do Adam states take")  # no model size
     for query in (
         "how many bytes per parameter for AdamW states on a 7B model",
         "Adam 的 optimizer state 对 13B 模型要占多少 GB",

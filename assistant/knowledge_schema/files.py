@@ -356,11 +356,13 @@ def section_terms() -> None:
 def query_cues() -> None:
     """Set-aside cues: a factor in (0, 1], per language regexes with an 'aside' group;
     pasted-error patterns (regexes) and the hint shown for them, per language;
-    alternatives: a factor in (0, 1] and sets of two or more words."""
+    alternatives: a factor in (0, 1] and sets of two or more words; expansions: an id,
+    the words to add, regexes that must all match and/or a size pattern with its bar."""
     import re
 
     file = "query_cues.yaml"
-    top = _top(file, "factor", "pasted_error", "alternatives", *LANGS)
+    top = _top(file, "factor", "pasted_error", "alternatives", "expansions", *LANGS)
+    _expansions(file, top)
     alternatives = Entry(file, top.get("alternatives", dict), "'alternatives'")
     alternatives.only("factor", "sets").get("factor", float, check=lambda f: 0 < f <= 1)
     for group in alternatives.get("sets", list):
@@ -394,6 +396,30 @@ def query_cues() -> None:
             re.compile(entry.get("end", str))
         except re.error as exc:
             entry.fail(f"'end' does not compile: {exc}")
+
+
+def _expansions(file: str, top: Entry) -> None:
+    import re
+
+    for index, spec in enumerate(top.get("expansions", list, [])):
+        entry = Entry(file, spec, f"expansion {index + 1}").only("id", "all_of", "size", "add")
+        entry.get("id", str)
+        entry.get("add", str, check=lambda words: bool(words.strip()))
+        patterns = list(entry.strings("all_of"))
+        size = spec.get("size") if isinstance(spec, dict) else None
+        if size is not None:
+            bar = Entry(file, size, f"expansion {index + 1} 'size'").only("pattern", "at_least_gib")
+            bar.get("at_least_gib", (int, float), check=lambda gib: gib > 0)
+            patterns.append(bar.get("pattern", str))
+        if not patterns:
+            entry.fail("needs 'all_of' regexes or a 'size'")
+        for pattern in patterns:
+            try:
+                compiled = re.compile(pattern)
+            except re.error as exc:
+                entry.fail(f"pattern {pattern!r} does not compile: {exc}")
+            if size is not None and pattern == size.get("pattern") and compiled.groups != 2:
+                entry.fail("the 'size' pattern must capture a number and a unit (2 groups)")
 
 
 def phase_terms() -> None:

@@ -31,6 +31,7 @@ def _cues() -> dict[str, Any]:
                 float(data["alternatives"]["factor"]),
                 [[str(word) for word in group] for group in data["alternatives"]["sets"]],
             ),
+            "expansions": [_expansion(spec) for spec in data.get("expansions") or []],
             "langs": {
                 lang: (
                     [re.compile(p, re.IGNORECASE) for p in data[lang]["cues"]],
@@ -41,6 +42,20 @@ def _cues() -> dict[str, Any]:
         }
     except (KeyError, TypeError, re.error) as exc:
         raise KnowledgeError(f"query_cues.yaml: {exc}") from None
+
+
+def _expansion(spec: dict[str, Any]) -> dict[str, Any]:
+    size = spec.get("size")
+    return {
+        "id": str(spec["id"]),
+        "add": str(spec["add"]),
+        "all_of": [re.compile(p, re.IGNORECASE) for p in spec.get("all_of") or []],
+        "size": (
+            (re.compile(size["pattern"], re.IGNORECASE), float(size["at_least_gib"]))
+            if size
+            else None
+        ),
+    }
 
 
 def alternatives() -> tuple[float, list[list[str]]]:
@@ -83,56 +98,36 @@ def pasted_error_hint(lang: str) -> str:
     return hints.get(lang, hints["en"])
 
 
-# A single request of this size or more cannot fit on any one GPU with room to spare
-# (80 GiB cards are the common largest): the question is about a tensor larger than the
-# card, whatever else it says. Its size is the one word that says so, and it is not
-# generic, so it is kept and said in the words of the oversized-request note.
-LARGE_REQUEST_GIB = 64.0
 _UNIT_GIB = {"k": 1 / 1024**2, "m": 1 / 1024, "g": 1.0, "t": 1024.0}
-_SIZE = re.compile(
-    r"(?:allocat\w*|alloc|申请|分配)[^,，。;；]{0,12}?"
-    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:多\s*)?([KMGT])(?:i?B)?(?![a-z])",
-    re.IGNORECASE,
-)
-LARGE_REQUEST_WORDS = "one allocation larger than the gpu 单次申请超过显卡容量"  # the note's titles
 
 
-def large_request(query: str) -> bool:
-    """Whether ``query`` asks for a memory size of LARGE_REQUEST_GIB or more ("Tried to
-    allocate 96.00 GiB", "申请 200 多 G"); a size without an allocation word is a total
-    ("7B 的 Adam 要 84 GB"), not one request."""
+def expansions(query: str) -> list[str]:
+    """The ids of the expansions of query_cues.yaml that ``query`` fires, in file order."""
+    return [spec["id"] for spec in _cues()["expansions"] if _fires(spec, query)]
+
+
+def _fires(spec: dict[str, Any], query: str) -> bool:
+    if not all(pattern.search(query) for pattern in spec["all_of"]):
+        return False
+    size = spec["size"]
+    if size is None:
+        return True
+    pattern, at_least = size
     return any(
-        float(number) * _UNIT_GIB[unit.lower()] >= LARGE_REQUEST_GIB
-        for number, unit in _SIZE.findall(query)
+        float(number) * _UNIT_GIB[unit.lower()] >= at_least
+        for number, unit in pattern.findall(query)
     )
-
-
-# A model size ("7B", "70 亿", "七十亿参数") in a question of how much memory is the
-# arithmetic of the optimizer-memory note (weights + states per parameter), which the
-# optimizer-dtype section, sharing every optimizer word, otherwise answered first.
-_PARAMS = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*B(?![a-z])|\d+\s*亿|[一二三四五六七八九十百千]+亿")
-_HOW_MUCH = re.compile(r"\bhow (?:much|many)\b|多少|几个|几 ?G", re.IGNORECASE)
-_MEMORY = re.compile(
-    r"memory|显存|内存|bytes|字节|\d\s*G(?:i?B)?\b|adam|optimizer|优化器", re.IGNORECASE
-)
-ARITHMETIC_WORDS = "memory arithmetic 按参数量估算"  # the note's title and concept words
-
-
-def memory_arithmetic(query: str) -> bool:
-    """Whether ``query`` asks how much memory a model of a given size takes."""
-    return all(pattern.search(query) for pattern in (_PARAMS, _HOW_MUCH, _MEMORY))
 
 
 def without_generic_error(query: str) -> str:
     """``query`` without the words every CUDA OOM prints ("CUDA out of memory. Tried to
-    allocate"); ``query`` itself when nothing else would be left to search. A size no GPU
-    can hold (large_request) is said in words instead of being dropped with them, and so
-    is a question of memory arithmetic (memory_arithmetic)."""
+    allocate"); ``query`` itself when nothing else would be left to search. What an
+    expansion of query_cues.yaml recognises (a size no GPU can hold, a question of memory
+    arithmetic) is said in its note's words instead of being dropped with them."""
     text = query
-    if large_request(query):
-        text = f"{text} {LARGE_REQUEST_WORDS}"
-    if memory_arithmetic(query):
-        text = f"{text} {ARITHMETIC_WORDS}"
+    for spec in _cues()["expansions"]:
+        if _fires(spec, query):
+            text = f"{text} {spec['add']}"
     for pattern in _cues()["generic"]:
         text = pattern.sub(" ", text)
     return text if text.strip(" .,:;，。：") else query
