@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -133,28 +134,33 @@ def test_every_artefact_lives_in_the_one_folder_and_an_unwritable_cache_costs_on
     assert cold.strip().startswith("{")
 
 
+@contextmanager
+def cache_at(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The one cache rooted at ``folder`` for the block, forgotten before and after."""
+    monkeypatch.setenv("AREAL_DOCTOR_CACHE_DIR", str(folder))
+    cache.clear()
+    try:
+        yield
+    finally:
+        cache.clear()
+
+
 def test_an_unwritable_folder_gives_none_and_reads_miss(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     blocked = tmp_path / "a-file"
     blocked.write_text("", encoding="utf-8")
-    monkeypatch.setenv("AREAL_DOCTOR_CACHE_DIR", str(blocked / "cache"))
-    cache.clear()
-    try:
+    with cache_at(blocked / "cache", monkeypatch):
         assert cache.cache_dir() is None
         cache.write_bytes("x", b"1")
         cache.set_stamp("verdict")
         assert cache.read_bytes("x") is None and not cache.has_stamp("verdict")
-    finally:
-        cache.clear()
 
 
 def test_marshal_data_round_trips_and_a_damaged_file_reads_as_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("AREAL_DOCTOR_CACHE_DIR", str(tmp_path))
-    cache.clear()
-    try:
+    with cache_at(tmp_path, monkeypatch):
         data = [1, "二", [3.5, None], {"k": (b"\x00", b"")}]
         cache.write_marshal("table.marshal", data)
         assert cache.read_marshal("table.marshal") == data
@@ -163,8 +169,6 @@ def test_marshal_data_round_trips_and_a_damaged_file_reads_as_missing(
         cache.write_bytes("table.marshal", b"")
         assert cache.read_marshal("table.marshal") is None
         assert cache.read_marshal("absent.marshal") is None
-    finally:
-        cache.clear()
 
 
 def test_old_key_folders_and_loose_files_go_when_a_new_one_is_made_recent_ones_stay(
