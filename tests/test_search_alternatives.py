@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from assistant.search import cues
@@ -111,12 +113,12 @@ def test_a_mixed_term_whose_chinese_half_is_dropped_searches_its_english_head(
     assert search(query, k=1)[0].section != "x-cuda-graph"
 
 
-def test_a_note_of_every_phase_is_boosted_by_a_named_phase(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_note_of_every_phase_is_boosted_by_a_named_phase() -> None:
     """The other-process note (phase any) gets the boost of the training phase that "训练"
     names, like the training sections; without it a training section came first."""
-    from assistant.search import engine
+    from assistant.search.index import DEFAULT_CONFIG
 
     query = "训练的时候显存被别的进程占着"
     assert search(query, k=1)[0].section == "x-foreign-process"
-    monkeypatch.setattr(engine, "ANY_PHASE_NOTES", False)
-    assert search(query, k=1)[0].section != "x-foreign-process"
+    off = replace(DEFAULT_CONFIG, any_phase_notes=False)
+    assert search(query, k=1, config=off)[0].section != "x-foreign-process"

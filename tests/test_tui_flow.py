@@ -45,11 +45,7 @@ def _one_app_for_the_module() -> Iterator[None]:
 
 @pytest.fixture
 def stub(monkeypatch: pytest.MonkeyPatch) -> StubPipeline:
-    fake = StubPipeline()
-    monkeypatch.setattr(pipeline, "diagnose_text", fake.diagnose_text)
-    monkeypatch.setattr(pipeline, "diagnose_paths", fake.diagnose_paths)
-    monkeypatch.setattr(pipeline, "conclude", fake.conclude)
-    return fake
+    return StubPipeline.installed(monkeypatch)
 
 
 def active_tab(app) -> str:

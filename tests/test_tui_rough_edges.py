@@ -15,7 +15,6 @@ from textual import events
 from textual.widgets import Input, Static, TabbedContent
 from tui_helpers import FIXTURES, StubPipeline, paste, pilot_test, settle, shown
 
-from assistant import pipeline
 from assistant.tui import make_app
 from assistant.tui.pasteparse import ESC_PICTURE, PasteEscapes, PasteSafeParser, install
 from assistant.tui.widgets.chat import ChatInput, ChatMessage
@@ -35,11 +34,7 @@ SIZE = (80, 24)
 
 @pytest.fixture
 def stub(monkeypatch: pytest.MonkeyPatch) -> StubPipeline:
-    fake = StubPipeline()
-    monkeypatch.setattr(pipeline, "diagnose_text", fake.diagnose_text)
-    monkeypatch.setattr(pipeline, "diagnose_paths", fake.diagnose_paths)
-    monkeypatch.setattr(pipeline, "conclude", fake.conclude)
-    return fake
+    return StubPipeline.installed(monkeypatch)
 
 
 # --- a terminal paste with colour codes -------------------------------------------------

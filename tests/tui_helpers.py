@@ -212,6 +212,17 @@ class StubPipeline:
 
     calls: list[dict[str, Any]] = field(default_factory=list)
 
+    @classmethod
+    def installed(cls, monkeypatch: Any) -> StubPipeline:
+        """A stub in place of the pipeline's diagnose and conclude for one test."""
+        from assistant import pipeline
+
+        fake = cls()
+        monkeypatch.setattr(pipeline, "diagnose_text", fake.diagnose_text)
+        monkeypatch.setattr(pipeline, "diagnose_paths", fake.diagnose_paths)
+        monkeypatch.setattr(pipeline, "conclude", fake.conclude)
+        return fake
+
     def report(self, text: str, name: str) -> LogReport:
         rows = text.splitlines()
         if len(rows) <= 1 and "Error" not in text:

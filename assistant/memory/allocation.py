@@ -232,27 +232,8 @@ def server_logits_candidates(
         for width in (4, 2):
             size = formulas.logits_bytes(tokens, m.vocab_size, width)
             if _close(size, request, tolerance):
-                yield Candidate(
-                    "logits",
-                    size,
-                    message(
-                        "memory.alloc.logits",
-                        lang,
-                        tokens=tokens,
-                        vocab=m.vocab_size,
-                        shard="",
-                        width=width,
-                        what=what,
-                    ),
-                    {
-                        "tokens": tokens,
-                        "vocab_size": m.vocab_size,
-                        "bytes_per_value": width,
-                        "where": "inference_server",
-                    },
-                    exact=True,
-                    note=message("memory.alloc.prefill_chunk", lang, tokens=tokens),
-                )
+                note = message("memory.alloc.prefill_chunk", lang, tokens=tokens)
+                yield _server_logits(tokens, width, m, what, lang, note, exact=True)
     configured = number(config, "vllm.max_num_seqs") or number(config, "sglang.cuda_graph_max_bs")
     warmups = [int(configured)] if configured else []
     warmups += [int(_settings()[k]) for k in ("sampler_warmup_seqs", "sampler_warmup_seqs_large")]
@@ -277,25 +258,34 @@ def server_logits_candidates(
     tokens = _round_count(request, m.vocab_size * 4, tolerance)
     if tokens < 1:
         return
-    yield Candidate(
+    note = message("memory.alloc.server_tokens", lang)
+    yield _server_logits(tokens, 4, m, what, lang, note, exact=False)
+
+
+def _server_logits(
+    tokens: int, width: int, m: ModelFacts, what: str, lang: str, note: str, *, exact: bool
+) -> Candidate:
+    """The logits of ``tokens`` prefill tokens in the inference server."""
+    return Candidate(
         "logits",
-        tokens * m.vocab_size * 4,
+        formulas.logits_bytes(tokens, m.vocab_size, width),
         message(
             "memory.alloc.logits",
             lang,
             tokens=tokens,
             vocab=m.vocab_size,
             shard="",
-            width=4,
+            width=width,
             what=what,
         ),
         {
             "tokens": tokens,
             "vocab_size": m.vocab_size,
-            "bytes_per_value": 4,
+            "bytes_per_value": width,
             "where": "inference_server",
         },
-        note=message("memory.alloc.server_tokens", lang),
+        exact=exact,
+        note=note,
     )
 
 

@@ -176,7 +176,7 @@ def _rank(
             notes = _notes_on_guide_scale(prepared, language, config, guide)
             naming = _naming_ratios(prepared, language, config, guide)
             for score, doc, index in notes:
-                if _any_phase_named(prepared, doc, naming):
+                if config.any_phase_notes and _any_phase_named(prepared, doc, naming):
                     score *= 1.0 + config.phase_boost
                 lead = config.note_lead
                 if guide and _is_named(score / guide[0][0], naming.get(doc["id"], 0.0), config):
@@ -337,19 +337,14 @@ def _joint_config(config: IndexConfig) -> IndexConfig:
 # Not for the guide's "any" sections (core and engine parameters, overviews): the fixes
 # of the named phase should beat them (boosting them too lost guide questions on every
 # tune set). Tune sets: holdout13 zh R@1 0.81 -> 0.94, the others unchanged.
-ANY_PHASE_NOTES = True
+# (IndexConfig.any_phase_notes switches it off.)
 
 
 def _any_phase_named(prepared: _Prepared, doc: dict[str, Any], naming: dict[str, float]) -> bool:
     """Whether note ``doc`` of phase "any" gets the boost of a phase the query names: only
     when the query names the note at least as well as the guide's best section (naming,
     see _naming_ratios), so a generic "训练时显存不足" stays on the training sections."""
-    return (
-        ANY_PHASE_NOTES
-        and bool(prepared.phases)
-        and doc["phase"] == "any"
-        and naming.get(doc["id"], 0.0) >= 1.0
-    )
+    return bool(prepared.phases) and doc["phase"] == "any" and naming.get(doc["id"], 0.0) >= 1.0
 
 
 def _boosted(

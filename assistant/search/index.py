@@ -104,6 +104,9 @@ class IndexConfig:
     # 1.00, else the same). Kept above see_also_ratio, so that a note nearly as good (not
     # about as good) is still offered on a line of its own rather than in the list.
     note_second: float = 0.85
+    # a note of phase "any" takes the boost of a phase the query names, when the query
+    # names the note (engine._any_phase_named)
+    any_phase_notes: bool = True
     only_extra: bool = False  # the notes' own index
     # engine.see_also offers the best note beside the results, when it is not among them,
     # if it scores at least this share of the best guide section (on the merged scale,

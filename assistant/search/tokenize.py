@@ -336,32 +336,33 @@ def _compound_terms() -> frozenset[str]:
     )
 
 
-@cache
 def _pronouns() -> frozenset[str]:
     """Words of two or more characters the dictionary tags as pronouns (r)."""
-    from assistant.knowledge import knowledge_path
+    return _tagged_words()[0]
 
-    found = set()
-    with knowledge_path("jieba", "dict.txt").open(encoding="utf-8") as lines:
-        for line in lines:
-            fields = line.split()
-            if len(fields) == 3 and len(fields[0]) > 1 and fields[2] == "r":
-                found.add(fields[0])
-    return frozenset(found)
+
+def _function_characters() -> frozenset[str]:
+    """Single-character words tagged with a FUNCTION_TAGS part of speech in the dictionary."""
+    return _tagged_words()[1]
 
 
 @cache
-def _function_characters() -> frozenset[str]:
-    """Single-character words tagged with a FUNCTION_TAGS part of speech in the dictionary."""
+def _tagged_words() -> tuple[frozenset[str], frozenset[str]]:
+    """(pronouns, function characters) of the small dictionary, read in one pass."""
     from assistant.knowledge import knowledge_path
 
-    found = set()
+    pronouns, function = set(), set()
     with knowledge_path("jieba", "dict.txt").open(encoding="utf-8") as lines:
         for line in lines:
             fields = line.split()
-            if len(fields) == 3 and len(fields[0]) == 1 and fields[2] in FUNCTION_TAGS:
-                found.add(fields[0])
-    return frozenset(found)
+            if len(fields) != 3:
+                continue
+            word, tag = fields[0], fields[2]
+            if len(word) > 1 and tag == "r":
+                pronouns.add(word)
+            elif len(word) == 1 and tag in FUNCTION_TAGS:
+                function.add(word)
+    return frozenset(pronouns), frozenset(function)
 
 
 def _import_jieba() -> Any:
