@@ -15,13 +15,9 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import gzip
 import os
-import shutil
 import stat
 import sys
-import tempfile
-import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,6 +130,8 @@ class SourceSet(contextlib.AbstractContextManager["SourceSet"]):
 
     def temp_file(self) -> tuple[str, IO[bytes]]:
         # the caller closes it; the file itself is removed in __exit__
+        import tempfile  # only stdin, gzip and other encodings need one: not at start-up
+
         handle = tempfile.NamedTemporaryFile(  # noqa: SIM115
             prefix="areal-doctor-", suffix=".log", delete=False
         )
@@ -264,6 +262,8 @@ def _stdin_bytes() -> IO[bytes]:
 
 
 def _copy_stream(sources: SourceSet, stream: IO[bytes], name: str) -> str:
+    import shutil
+
     temp_path, handle = sources.temp_file()
     with handle:
         try:
@@ -274,6 +274,9 @@ def _copy_stream(sources: SourceSet, stream: IO[bytes], name: str) -> str:
 
 
 def _gunzip(sources: SourceSet, path: str, name: str) -> str:
+    import gzip
+    import zlib
+
     limit = max(MIN_UNPACK_LIMIT, UNPACK_RATIO * os.path.getsize(path))
     temp_path, handle = sources.temp_file()
     with handle:

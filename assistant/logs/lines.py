@@ -8,7 +8,6 @@ rank, timestamp and stream (which worker wrote the line) are kept aside.
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass
 
@@ -137,6 +136,8 @@ def clean_line(raw: str) -> CleanLine:
     if text.startswith("\ufeff"):
         text = text[1:]
     if "&" in text and ";" in text:
+        import html  # an HTML-escaped paste is rare: not imported at start-up
+
         text = html.unescape(text)
     rank: int | None = None
     timestamp: str | None = None

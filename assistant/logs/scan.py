@@ -48,9 +48,8 @@ class Prefilter:
 
     def __init__(self, triggers: Sequence[str], priority: Sequence[str]) -> None:
         self.triggers = tuple(triggers)
-        self._priority = (
-            re.compile("|".join(_to_python(t) for t in priority).encode()) if priority else None
-        )
+        self._priority_source = tuple(priority)
+        self._priority: re.Pattern[bytes] | None = None  # compiled when first needed
         self._hs = _hyperscan_db(self.triggers)
         if self._hs is None:
             import re2
@@ -70,7 +69,15 @@ class Prefilter:
         return [m.end() for m in self._re2.finditer(buf)]
 
     def is_priority(self, data: bytes) -> bool:
-        return self._priority is not None and self._priority.search(data) is not None
+        """Whether ``data`` holds a memory signature's trigger. Asked only once a range
+        has MAX_CANDIDATES candidates, so the regex is compiled then (it costs a few
+        milliseconds every run otherwise)."""
+        if not self._priority_source:
+            return False
+        if self._priority is None:
+            joined = "|".join(_to_python(t) for t in self._priority_source)
+            self._priority = re.compile(joined.encode())
+        return self._priority.search(data) is not None
 
 
 def _to_python(trigger: str) -> str:
