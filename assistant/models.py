@@ -318,6 +318,9 @@ class Diagnosis:
     config_diff: str | None = None  # unified diff of that copy against the original
     # the failed request explained from the config and the model (assistant/memory)
     allocation: Allocation | None = None
+    # answers given ahead (--answer, the TUI) that nothing decided here depended on: the
+    # log or the config already settles what they could change (said, not dropped quietly)
+    unused_answers: tuple[tuple[str, str], ...] = ()  # (question id, answer as given)
 
 
 def nested(flat: Mapping[str, PatchValue]) -> NestedPatch:

@@ -113,6 +113,28 @@ def conclude(
         patched_config=patched,
         config_diff=diff,
         allocation=allocation,
+        unused_answers=unused_answers(answers or {}, decision, allocation),
+    )
+
+
+# Questions whose answer the memory arithmetic reads rather than the tree
+ALLOCATION_QUESTIONS = ("areal_memory",)
+
+
+def unused_answers(
+    answers: Answers, decision: Decision, allocation: Allocation | None
+) -> tuple[tuple[str, str], ...]:
+    """The answers the user gave ahead (flag or TUI) that no step of the decision read:
+    ``killed_by_oom_killer=no`` for a log whose kernel line proves the OOM killer, a
+    ``failing_stage`` when the frames show the phase. The output says so, so an answer
+    never looks taken when it changed nothing."""
+    read = {question.id for question in decision.questions}
+    if allocation is not None:
+        read.update(ALLOCATION_QUESTIONS)
+    return tuple(
+        (qid, raw)
+        for qid, (raw, source) in answers.items()
+        if source in ("flag", "user") and qid not in read
     )
 
 

@@ -173,3 +173,29 @@ def test_every_answer_the_output_advises_changes_the_advice(
         value = PROBE[question_specs()[qid]["type"]]
         _, after = _json(run_cli, str(log), *extra, "--answer", f"{qid}={value}")
         assert after["recommendations"] != before["recommendations"], qid
+
+
+KERNEL_KILL = FIXTURES / "logs/signatures/kernel-oom-killer--dmesg-new.log"
+
+
+def test_an_answer_the_log_already_settles_is_named_as_not_used(run_cli) -> None:
+    """The kernel's own line proves the OOM killer: "no" changes nothing, and says so
+    (it used to vanish, the host-memory verdict standing as if the answer were taken)."""
+    code, data = _json(run_cli, str(KERNEL_KILL), "--answer", "killed_by_oom_killer=no")
+    assert code == 0 and data["phase"] == "host_memory"
+    assert data["unused_answers"] == [{"id": "killed_by_oom_killer", "answer": "no"}]
+    text = run_cli("diagnose", str(KERNEL_KILL), "--answer", "killed_by_oom_killer=no")
+    assert "Not used: --answer killed_by_oom_killer=no." in text.stdout.splitlines()[1]
+
+
+def test_a_failing_stage_the_frames_show_is_named_as_not_used(run_cli) -> None:
+    code, data = _json(run_cli, str(TRAINING), "--answer", "failing_stage=generation")
+    assert code == 0 and data["phase"] == "training"
+    assert data["unused_answers"] == [{"id": "failing_stage", "answer": "generation"}]
+
+
+def test_answers_the_decision_read_are_not_named(run_cli) -> None:
+    _code, data = _json(run_cli, str(UNKNOWN), "--answer", "failing_stage=rollout")
+    assert data["unused_answers"] == []
+    _code, data = _json(run_cli, str(KILLED), "--answer", "killed_by_oom_killer=no")
+    assert data["unused_answers"] == []

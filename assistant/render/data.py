@@ -56,6 +56,9 @@ def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
         # Fields beyond the contract's example (adding is allowed, renaming is not).
         "lang": diagnosis.lang,
         "answered": dict(report.answered),
+        "unused_answers": [
+            {"id": qid, "answer": answer} for qid, answer in diagnosis.unused_answers
+        ],
         "input_kind": report.input_kind,
         "inferences": to_plain(report.inferences),
         "findings": [finding_dict(f, diagnosis.lang) for f in report.findings],

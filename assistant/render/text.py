@@ -46,8 +46,10 @@ def render_text(diagnosis: Diagnosis, *, color: bool) -> str:
             lines += _decision(diagnosis, lang, s)
         else:
             lines += _warnings(diagnosis, lang, s)
+        lines[1:1] = _unused_answers(diagnosis, lang, s)
         return "\n".join(lines) + "\n"
     lines += _headline(report, lang, s)
+    lines += _unused_answers(diagnosis, lang, s)
     lines += _first_fix(diagnosis, lang, s)
     lines += _unread(report, lang, s)
     lines += _root_cause(report, lang, s)
@@ -318,6 +320,15 @@ def _allocation(diagnosis: Diagnosis, lang: str, s: Styler) -> list[str]:
     source = _t("allocation_source", lang, model=found.get("model"), how=how)
     lines.append("  " + s(source, DIM))
     return lines
+
+
+def _unused_answers(diagnosis: Diagnosis, lang: str, s: Styler) -> list[str]:
+    """One line per answer given ahead that changed nothing, under the headline (an
+    answer the output seems to ignore is one the user stops trusting)."""
+    return [
+        s(_t("answer_not_used", lang, id=qid, answer=answer), YELLOW)
+        for qid, answer in diagnosis.unused_answers
+    ]
 
 
 def _decision(diagnosis: Diagnosis, lang: str, s: Styler) -> list[str]:
