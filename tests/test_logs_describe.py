@@ -49,3 +49,26 @@ def test_a_short_log_is_not_a_description() -> None:
     report = classify_text("ModuleNotFoundError: No module named 'datasets'")
     assert report.input_kind == "log"
     assert report.oom is False and report.first_error is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "oom"),
+    [
+        # advice on avoiding a memory failure names one that did not happen
+        (
+            "UserWarning: To avoid running out of memory, consider setting "
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+            False,
+        ),
+        ("FutureWarning: to avoid OOM errors, set max_split_size_mb", False),
+        ("我把 max_tokens_per_mb 调小了，以免爆显存", False),
+        # ... and the failure that did happen outside the advice is still read
+        ("I lowered max_tokens_per_mb to avoid OOM but it still OOMs during training", True),
+        ("设置了 offload 以免爆显存，结果训练时还是显存不足", True),
+        ("it OOMed at step 3 of training", True),
+    ],
+)
+def test_advice_on_avoiding_oom_is_no_failure(text: str, oom: bool) -> None:
+    report = classify_text(text)
+    assert report.input_kind == "description"
+    assert report.oom is oom

@@ -7,7 +7,7 @@ and kind come from the bilingual keyword lists in knowledge/describe.yaml.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from assistant.logs.lines import strip_controls
@@ -51,6 +51,14 @@ def _best(table: Mapping[str, list[str]], text: str) -> str | None:
     return best
 
 
+def _without_hedges(lowered: str, hedges: Sequence[str]) -> str:
+    """``lowered`` with the spans that advise avoiding a memory failure cut out
+    (describe.yaml ``hedges``): what is left is what the text says happened."""
+    for hedge in hedges:
+        lowered = re.sub(hedge, " ", lowered, flags=re.IGNORECASE)
+    return lowered
+
+
 def is_short(text: str, rules: Mapping[str, Any]) -> bool:
     return len(text.strip()) <= int(rules["max_chars"]) and text.strip().count("\n") < 4
 
@@ -64,7 +72,8 @@ def classify_description(text: str, names: Names, rules: Mapping[str, Any]) -> V
     """The verdict on a description (the only source): oom from memory words, phase and
     kind from keywords."""
     lowered = text.lower()
-    oom = any(_contains(lowered, w.lower()) for w in rules["oom_words"]) and not any(
+    spoken = _without_hedges(lowered, rules.get("hedges") or ())
+    oom = any(_contains(spoken, w.lower()) for w in rules["oom_words"]) and not any(
         _contains(lowered, w.lower()) for w in rules.get("not_oom_words", [])
     )
     shown = "\n".join(strip_controls(line) for line in text.strip().splitlines())

@@ -571,10 +571,15 @@ def _load_describe() -> Mapping[str, Any]:
     file = "describe.yaml"
     data: Mapping[str, Any] = load_yaml(file)
     top = Entry(file, data, "(top level)")
-    top.only("max_chars", "oom_words", "not_oom_words", "phases", "kinds")
+    top.only("max_chars", "oom_words", "hedges", "not_oom_words", "phases", "kinds")
     top.get("max_chars", int)
-    for key in ("oom_words", "not_oom_words"):
+    for key in ("oom_words", "hedges", "not_oom_words"):
         top.strings(key, required=key == "oom_words")
+    for hedge in data.get("hedges") or []:
+        try:
+            re.compile(hedge)
+        except re.error as exc:
+            top.fail(f"'hedges' entry {hedge!r} is not a valid regex: {exc}")
     for key in ("phases", "kinds"):
         table = top.get(key, dict)
         allowed = PHASES if key == "phases" else KINDS
