@@ -70,6 +70,9 @@ class FactHit:
     line: int
 
 
+VERDICTS_KEPT = 50_000  # distinct line texts whose verdict is remembered (memory bound)
+
+
 class LineMatcher:
     """Applies the rule files to cleaned lines.
 
@@ -85,6 +88,10 @@ class LineMatcher:
         self._consequences = [(rule, trigger_gate(rule.triggers)) for rule in rules.consequences]
         self._facts = [(rule, trigger_gate(rule.triggers)) for rule in rules.facts]
         self._lowered = ("", "")
+        # what classify found per line text: the same text comes back on every rank of a
+        # job (a server's start-up lines, a watchdog's message), and the verdict depends
+        # on the text alone
+        self._verdicts: dict[str, tuple[str, str, int] | None] = {}
 
     def _lower(self, text: str) -> str:
         if self._lowered[0] is not text:
@@ -161,22 +168,33 @@ class LineMatcher:
     def classify(self, clean: CleanLine, source: int, line: int, offset: int) -> Hit | None:
         """The one category a line belongs to (look-alikes first, then signatures)."""
         text = clean.text
+        if text in self._verdicts:
+            verdict = self._verdicts[text]
+        else:
+            verdict = self._verdict(text)
+            if len(self._verdicts) < VERDICTS_KEPT:
+                self._verdicts[text] = verdict
+        if verdict is None:
+            return None
+        category, rule_id, start = verdict
+        return Hit(category, rule_id, source, line, offset, clean, start)
+
+    def _verdict(self, text: str) -> tuple[str, str, int] | None:
+        """(category, rule id, match start) of ``text``, or None."""
         rule = self.lookalike(text)
         if rule is not None:
-            return Hit("lookalike", rule.id, source, line, offset, clean)
+            return ("lookalike", rule.id, 0)
         matched = self.signature(text)
         if matched is not None:
-            sig, start = matched
-            return Hit("signature", sig.id, source, line, offset, clean, start)
+            return ("signature", matched[0].id, matched[1])
         raised = self.raised(text)
         if raised is not None:
-            sig, start = raised
-            return Hit("raise", sig.id, source, line, offset, clean, start)
+            return ("raise", raised[0].id, raised[1])
         cascade = self.consequence(text)
         if cascade is not None:
-            return Hit("consequence", cascade.id, source, line, offset, clean)
+            return ("consequence", cascade.id, 0)
         if self.is_error(text):
-            return Hit("error", "", source, line, offset, clean)
+            return ("error", "", 0)
         return None
 
 
