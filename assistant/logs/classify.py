@@ -11,7 +11,7 @@ from typing import Any
 from assistant.logs.facts import MAX_SOURCES, head_facts, merge_facts
 from assistant.logs.group import Group, drop_poisoned, drop_yielding, earlier, group_hits
 from assistant.logs.inputs import Source
-from assistant.logs.lazyre import LazyPattern
+from assistant.logs.lazyre import LazyPattern, union_gate
 from assistant.logs.lines import CleanLine, clean_line, strip_controls
 from assistant.logs.match import FactHit, Hit, LineMatcher, extract_figures, extract_values
 from assistant.logs.phase import PhaseResult, message_end, score_phase, traceback_start
@@ -211,6 +211,7 @@ class Analyser:
         rules = [x for x in self.rules.lookalikes if x.scope == "window"]
         if prefilter is None or not rules:
             return []
+        needs = union_gate(p for rule in rules for p in rule.patterns)
         reach = self.rules.reading["past_block"]
         found: list[Hit] = []
         reads = 0
@@ -222,7 +223,8 @@ class Analyser:
                 if reads >= MAX_HEADER_WINDOWS:
                     return found
                 reads += 1
-                marked = marked_before(self.sources[source].path, hit.offset, hit.line, prefilter)
+                path = self.sources[source].path
+                marked = marked_before(path, hit.offset, hit.line, prefilter, needs)
                 covered = marked.first
                 for offset, line in marked.lines:
                     key = (source, line.number)

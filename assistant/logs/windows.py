@@ -81,11 +81,22 @@ class Marked:
     first: int  # the first line number looked at
 
 
-def marked_before(path: str, offset: int, line_number: int, prefilter: Prefilter) -> Marked:
+def marked_before(
+    path: str,
+    offset: int,
+    line_number: int,
+    prefilter: Prefilter,
+    needs: tuple[str, ...] | None = None,
+) -> Marked:
     """The lines of the window above the line at ``offset`` that hold one of
     ``prefilter``'s triggers, cleaned, with their byte offsets: what a rule tried only near
     a failure (lookalikes.yaml ``scope: window``) is matched on. Only those lines are
-    decoded, so the cost is one bounded read and one byte scan."""
+    decoded, so the cost is one bounded read and one byte scan.
+
+    ``needs`` (lower-case literals, the rules' gate: ``lazyre.union_gate``) also leaves
+    out a plain ASCII line that holds none of them, before it is cleaned: a trigger word
+    such as "new" fills a server's status lines ("#new-seq: 1, #new-token: 8192"), and
+    no heading rule can match a line without its other words."""
     start = max(0, offset - BEFORE_BYTES)
     with open(path, "rb") as handle:
         handle.seek(start)
@@ -100,13 +111,28 @@ def marked_before(path: str, offset: int, line_number: int, prefilter: Prefilter
     starts = [0]
     for piece in pieces[:-1]:
         starts.append(starts[-1] + len(piece) + 1)
+    needed = tuple(literal.encode() for literal in needs) if needs else ()
     found: dict[int, tuple[int, WindowLine]] = {}
+    passed: set[int] = set()
     for end in prefilter.ends(block):
         index = bisect_right(starts, max(0, end - 1)) - 1
-        if index not in found:
-            line = WindowLine(first + index, _clean(pieces[index]))
-            found[index] = (base + starts[index], line)
+        if index in found or index in passed:
+            continue
+        if needed and _lacks(pieces[index], needed):
+            passed.add(index)
+            continue
+        line = WindowLine(first + index, _clean(pieces[index]))
+        found[index] = (base + starts[index], line)
     return Marked(tuple(found[i] for i in sorted(found)), first)
+
+
+def _lacks(raw: bytes, needed: tuple[bytes, ...]) -> bool:
+    """A plain ASCII line (no escape codes, no other characters: lower-casing bytes is
+    exact there) that holds none of ``needed``."""
+    if not raw.isascii() or b"\x1b" in raw or b"&" in raw:
+        return False
+    lowered = raw.lower()
+    return not any(literal in lowered for literal in needed)
 
 
 def time_before(path: str, offset: int, stream: str) -> tuple[float, ...] | None:
