@@ -220,6 +220,12 @@ class LogReport:
     answered: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     as_read: LogReport | None = field(default=None, repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        # the facts a report holds are read-only, like its metrics: the builder fills a
+        # plain dict, and a report made from another (``replace``) never shares it
+        if not isinstance(self.facts, MappingProxyType):
+            object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))
+
 
 @dataclass(frozen=True)
 class Question:

@@ -36,3 +36,13 @@ def test_evidence_findings_and_metrics_are_read_only() -> None:
         finding.metrics["rank"] = 3  # type: ignore[index]
     assert isinstance(report.evidence, tuple) and isinstance(report.findings, tuple)
     assert isinstance(finding.evidence, tuple) and isinstance(finding.phase_reasons, tuple)
+
+
+def test_facts_are_read_only_and_never_shared_with_a_replaced_report() -> None:
+    report = read_and_classify([str(SMI_OTHERS)])
+    with pytest.raises(TypeError):
+        report.facts["server"] = "vllm"  # type: ignore[index]
+    source = {"server": "sglang"}
+    made = dataclasses.replace(report, facts=source)  # type: ignore[arg-type]
+    source["server"] = "vllm"
+    assert made.facts["server"] == "sglang"
