@@ -9,11 +9,14 @@ Generates (once; reused when present) in FOLDER (default benchmarks/data/), per 
           lines and stats tables, SGLang / vLLM status lines, tqdm, wandb, torchrun, NCCL
           and Ray start-up noise, config dumps: benchmarks/healthy_pool.py), and
           prefill.log: --prefill-mb MB of SGLang's own "Prefill batch. #new-seq: ..."
-          lines; the rank folder follows the layout of a weight update that fails on two
-          ranks: rank 77's NCCL "Cuda failure 2 'out of memory'" at 03:55:00.100 comes
-          before rank 90's CUDA OOM at 03:55:02.400 (each traceback under a timestamped
-          "Begin update_weights" line, rank 77's below its communicator's NCCL INFO
-          lines); the other ranks die of NCCL watchdog timeouts and SIGTERM later
+          lines; retract.log: as many MB of its decode lines and "KV cache pool is full.
+          Retract requests." lines, one of each in turn (a server under memory pressure:
+          every other line a candidate, a few line shapes); the rank folder follows the
+          layout of a weight update that fails on two ranks: rank 77's NCCL "Cuda
+          failure 2 'out of memory'" at 03:55:00.100 comes before rank 90's CUDA OOM at
+          03:55:02.400 (each traceback under a timestamped "Begin update_weights" line,
+          rank 77's below its communicator's NCCL INFO lines); the other ranks die of
+          NCCL watchdog timeouts and SIGTERM later
   old/    the earlier generator's own noise lines (step / ppo_update / Memory-Usage /
           Decode batch); one rank (--ranks // 3) OOMs first
   big.log  about --size-mb MB, an OOM near its end
@@ -280,6 +283,19 @@ def generate_pool(
         write_noise(
             prefill, prefill_mb * 1_000_000, prefills, 2, _cuda_oom_after_begin(0, "03:55:02.400")
         )
+    retract = folder / "retract.log"
+    if _missing(retract, prefill_mb * 1_000_000):
+        print(
+            f"writing {retract} ({prefill_mb} MB of SGLang decode/retract lines) ...",
+            file=sys.stderr,
+        )
+        write_noise(
+            retract,
+            prefill_mb * 1_000_000,
+            _retraction_flood(lines),
+            3,
+            _cuda_oom_after_begin(0, "03:55:02.400"),
+        )
     alone = folder / "failure-alone.log"
     if not alone.exists():  # the fixed cost: start-up, rules, the failure's window
         alone.write_text(_cuda_oom_after_begin(0, "03:55:02.400"), encoding="utf-8")
@@ -297,7 +313,21 @@ def generate_pool(
         else:
             tail = _late_cascade(rank)
         write_noise(path, rank_mb * 1_000_000, lines, rank + 100, tail)
-    return big, prefill, rank_dir, f"rank{first:03d}.log", alone
+    return big, prefill, retract, rank_dir, f"rank{first:03d}.log", alone
+
+
+def _retraction_flood(lines: list[str]) -> list[str]:
+    """A server under memory pressure: the pool's SGLang decode lines, and a KV-pool
+    retraction (SGLang's own words, scheduler.py) as often as one: hundreds of thousands
+    of candidate lines of a few shapes."""
+    decodes = [line for line in lines if "Decode batch." in line]
+    retracts = [
+        f"[2026-05-22 03:{m:02d}:{s:02d} TP0] KV cache pool is full. Retract requests. "
+        f"#retracted_reqs: {1 + s % 4}, #new_token_ratio: 0.{s % 9}000 -> 0.{(s + 3) % 9}000"
+        for m in range(60)
+        for s in range(0, 60, 7)
+    ]
+    return decodes + retracts[: max(1, len(decodes))]
 
 
 def best_of(repeat: int, command: list[str]) -> tuple[float, str]:
@@ -381,13 +411,14 @@ def main(argv: list[str] | None = None) -> int:
     noises = [n.strip() for n in args.noise.split(",") if n.strip()]
     cases: list[tuple[str, Path, str | None, bool]] = []  # name, target, expected root, folder
     if "pool" in noises:
-        big, prefill, ranks, root, alone = generate_pool(
+        big, prefill, retract, ranks, root, alone = generate_pool(
             args.folder / "pool", args.size_mb, args.prefill_mb, args.ranks, args.rank_mb
         )
         cases += [
             ("fixed cost: the failure alone", alone, None, False),
             ("pool: single file", big, None, False),
             ("pool: SGLang prefill lines", prefill, None, False),
+            ("pool: SGLang retraction flood", retract, None, False),
             ("pool: rank folder", ranks, root, True),
         ]
     if "old" in noises:

@@ -104,12 +104,48 @@ def test_progress_reports_bytes(tmp_path: Path) -> None:
 
 def test_candidate_cap_keeps_memory_lines(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(scan, "MAX_CANDIDATES", 10)
+    monkeypatch.setattr(scan, "TAIL_CANDIDATES", 5)
     data = b"Killed\n" * 50 + b"CUDA out of memory\n"
     path = tmp_path / "noisy.log"
     path.write_bytes(data)
     result = scan_range(str(path), 0, len(data), Prefilter(TRIGGERS, ("out of memory",)))
     assert result.candidates[-1].line == 51
-    assert result.dropped == 40
+    assert result.dropped == 35  # past the cap, the last five other lines are kept too
+    assert [c.line for c in result.candidates[10:]] == [46, 47, 48, 49, 50, 51]
+
+
+def test_past_the_cap_the_last_lines_are_kept(tmp_path: Path, monkeypatch) -> None:
+    """A crash ends its log: however many candidates came before, its last lines are
+    read (they were dropped once the cap was reached, unless a memory signature's)."""
+    monkeypatch.setattr(scan, "MAX_CANDIDATES", 10)
+    monkeypatch.setattr(scan, "TAIL_CANDIDATES", 5)
+    data = b"".join(b"worker %d KILLED\n" % n for n in range(50))
+    path = tmp_path / "noisy.log"
+    path.write_bytes(data)
+    result = scan_range(str(path), 0, len(data), Prefilter(TRIGGERS, ("out of memory",)))
+    assert [c.line for c in result.candidates] == [*range(1, 11), *range(46, 51)]
+    assert result.dropped == 35
+
+
+def test_a_flood_of_one_line_shape_is_folded_and_counted(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(scan, "FOLD_AFTER", 4)
+    monkeypatch.setattr(scan, "FOLD_KEEP", 3)
+    flood = b"".join(b"step %d: CUDA out of memory retries 0\n" % n for n in range(10, 30))
+    data = b"fine\n" + flood + b"worker 7 KILLED\n"
+    path = tmp_path / "flood.log"
+    path.write_bytes(data)
+    result = scan_range(str(path), 0, len(data), Prefilter(TRIGGERS, ("out of memory",)))
+    # 4 kept as they came, then 3 of the shape; the other 13 counted; the new shape kept
+    assert [c.line for c in result.candidates] == [2, 3, 4, 5, 6, 7, 8, 22]
+    assert result.folded == {b"step ##: CUDA out of memory retries #": 13}
+
+
+def test_lines_whose_numbers_decide_what_they_are_are_never_folded() -> None:
+    assert scan.line_shape(b"worker 3 exited with exit code 137") is None
+    assert scan.line_shape(b"Signal 9 (SIGKILL) received by PID 1234") is None
+    assert scan.line_shape(b"NCCL WARN Cuda failure 2 'out of memory'") is None
+    assert scan.line_shape(b"RuntimeError: CUDA error: 2") is None
+    assert scan.line_shape(b"train/error=0.12 at step 40") == b"train/error=#.## at step ##"
 
 
 def test_compiled_hyperscan_database_is_reused_from_the_cache(tmp_path: Path, monkeypatch) -> None:

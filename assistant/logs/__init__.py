@@ -171,7 +171,7 @@ def _classify(
         )
     reading = Reading(
         files=names.files,
-        notices=notices(collected.hits, rules, names),
+        notices=notices(collected.hits, rules, names, collected.repeats),
         lines_read=lines_read,
         language=log_language(sample),
         unread=unread,

@@ -16,7 +16,7 @@ from assistant.logs.lines import CleanLine, clean_line, strip_controls
 from assistant.logs.match import FactHit, Hit, LineMatcher, extract_figures, extract_values
 from assistant.logs.phase import PhaseResult, message_end, score_phase, traceback_start
 from assistant.logs.rules import Figure, Rules, Signature
-from assistant.logs.scan import RangeScan, window_prefilter
+from assistant.logs.scan import RangeScan, line_shape, window_prefilter
 from assistant.logs.windows import Window, marked_before, read_window, time_before
 
 MAX_WINDOWS = 24  # groups that get a window (and so a phase); the rest keep their line
@@ -45,6 +45,16 @@ class Collected:
     hits: list[Hit] = field(default_factory=list)
     facts: dict[str, FactHit] = field(default_factory=dict)
     dropped: int = 0
+    # lines of a folded shape (scan.FOLD_AFTER) that a look-alike rule would have
+    # matched, counted by rule: they count in its notice
+    repeats: dict[str, int] = field(default_factory=dict)
+
+
+# A candidate whose shape (its text with the numbers masked, scan.line_shape) came this
+# many times in a row with no rule matching is a status line that holds a trigger word
+# ("memory allocated (GB): 61.2 ... num_ooms: 0" on every step): its later lines are not
+# classified again. A shape that a rule matched once is always read.
+PLAIN_RUNS = 32
 
 
 def collect(
@@ -57,16 +67,30 @@ def collect(
         out.dropped += scan.dropped
         if index < MAX_SOURCES:
             fact_hits += head_facts(sources[index].path, index, matcher)
+        shown: dict[bytes, Hit | None] = {}  # a folded shape's verdict, from its first line
+        plain: dict[bytes, int] = {}  # line shape -> lines in a row no rule matched
         for cand in scan.candidates:
+            shape = line_shape(cand.data)
+            if shape is not None and plain.get(shape, 0) >= PLAIN_RUNS:
+                continue  # a status line printed again with other numbers
             raw = cand.data.decode("utf-8", errors="replace")
             clean = clean_line(raw)
             hit = matcher.classify(clean, index, cand.line, cand.offset)
+            if shape is not None:
+                # one line of the shape that a rule matched: every later one is read
+                plain[shape] = plain.get(shape, 0) + 1 if hit is None else -(10**9)
+                if shape in scan.folded and shape not in shown:
+                    shown[shape] = hit
             if hit is not None:
                 out.hits.append(hit)
                 fact_hits += [
                     FactHit(rule.fact, value, rule.id, index, cand.line)
                     for rule, value in matcher.facts(strip_controls(raw))
                 ]
+        for shape, count in scan.folded.items():
+            first = shown.get(shape)
+            if first is not None and first.category == "lookalike":
+                out.repeats[first.rule] = out.repeats.get(first.rule, 0) + count
     out.facts = merge_facts(fact_hits)
     return out
 

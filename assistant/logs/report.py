@@ -421,21 +421,30 @@ def no_oom_verdict(
 MAX_NOTICE_EVIDENCE = 2
 
 
-def notices(hits: Sequence[Hit], rules: Rules, names: Names) -> tuple[Notice, ...]:
-    """Memory events that are no failure by themselves, one entry per kind with a count."""
+def notices(
+    hits: Sequence[Hit], rules: Rules, names: Names, repeats: Mapping[str, int] | None = None
+) -> tuple[Notice, ...]:
+    """Memory events that are no failure by themselves, one entry per kind with a count.
+    ``repeats``: lines of a rule counted without a hit of their own (a folded flood of one
+    line shape, ``classify.Collected.repeats``)."""
     rules_by_id = {x.id: x for x in rules.lookalikes if x.notice}
     grouped: dict[str, list[Hit]] = {}
     texts: dict[str, dict[str, str]] = {}
+    counted: dict[str, int] = {}
     for hit in hits:
         rule = rules_by_id.get(hit.rule) if hit.category == "lookalike" else None
         if rule is None or rule.notice is None:
             continue
         grouped.setdefault(rule.notice, []).append(hit)
         texts.setdefault(rule.notice, dict(rule.what))
+    for rule_id, count in (repeats or {}).items():
+        rule = rules_by_id.get(rule_id)
+        if rule is not None and rule.notice is not None:
+            counted[rule.notice] = counted.get(rule.notice, 0) + count
     return tuple(
         Notice(
             id=notice,
-            count=len(group),
+            count=len(group) + counted.get(notice, 0),
             text=texts[notice],
             evidence=tuple(hit_evidence(h, names, "context") for h in group[:MAX_NOTICE_EVIDENCE]),
         )

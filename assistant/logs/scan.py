@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -24,7 +25,25 @@ HALF_SLICE = 4 * 1024  # bytes kept on each side of a match in a very long line
 CARRY_CAP = 64 * 1024  # bytes of an unfinished line carried into the next block
 RANGE_BYTES = 48 * 1024 * 1024  # files are split into ranges of about this size
 PARALLEL_MIN_BYTES = 24 * 1024 * 1024  # below this, one process is faster
-MAX_CANDIDATES = 20_000  # per range; afterwards only memory-signature lines are kept
+MAX_CANDIDATES = 20_000  # per range; afterwards only memory-signature lines are kept ...
+TAIL_CANDIDATES = 2_000  # ... and the last ones of the range (a crash ends its log)
+# A flood of one line shape (a server's "KV cache pool is full. Retract requests." on every
+# retraction, a per-step stats line with "num_ooms: 0") would fill the candidates and
+# take seconds to classify. Past FOLD_AFTER candidates in a range, a shape (the line
+# with its numbers masked) keeps FOLD_KEEP candidates and its later lines are counted
+# (RangeScan.folded): a log with fewer candidates is read exactly as before.
+FOLD_AFTER = 5_000
+FOLD_KEEP = 256
+# numbers that may decide what a line is (an exit code, a signal, a CUDA error number):
+# such lines are never folded. Searched once per line shape (digits masked as #: whether
+# a word is followed by a number shows in the shape), so a flood pays a dict look-up.
+_CODED = re.compile(
+    rb"\b(?:code|exitcode|signal|status|failure|errno|result|rc|sig\w*)[^\w#]{0,3}-?#"
+    rb"|\berror[ :(]+-?#+(?![.#])"
+)
+_MASK_DIGITS = bytes.maketrans(b"0123456789", b"##########")
+_CODED_SHAPES: dict[bytes, bool] = {}
+CODED_SHAPES_KEPT = 50_000  # shapes whose answer is remembered (a memory bound)
 
 
 @dataclass(frozen=True)
@@ -41,6 +60,32 @@ class RangeScan:
     candidates: list[Candidate] = field(default_factory=list)
     newlines: int = 0
     dropped: int = 0  # candidates not kept because of MAX_CANDIDATES
+    folded: dict[bytes, int] = field(default_factory=dict)  # line shape -> lines counted only
+    # while scanning: kept candidates per shape, and the tail past MAX_CANDIDATES
+    _shapes: dict[bytes, int] = field(default_factory=dict, repr=False)
+    _tail: deque[Candidate] = field(
+        default_factory=lambda: deque(maxlen=TAIL_CANDIDATES), repr=False
+    )
+
+    def finish(self) -> None:
+        """Join the tail to the candidates, in line order; drop the scanning state."""
+        if self._tail:
+            self.candidates.extend(self._tail)
+            self.candidates.sort(key=lambda candidate: candidate.offset)
+        self._tail = deque(maxlen=TAIL_CANDIDATES)
+        self._shapes = {}
+
+
+def line_shape(data: bytes) -> bytes | None:
+    """``data`` with every digit masked, or None for a line whose numbers may decide
+    what it is (``exit code 137``, ``Signal 9``, ``Cuda failure 2``): never folded."""
+    shape = data.translate(_MASK_DIGITS)
+    coded = _CODED_SHAPES.get(shape)
+    if coded is None:
+        coded = _CODED.search(shape.lower()) is not None
+        if len(_CODED_SHAPES) < CODED_SHAPES_KEPT:
+            _CODED_SHAPES[shape] = coded
+    return None if coded else shape
 
 
 class Prefilter:
@@ -191,6 +236,7 @@ def scan_range(path: str, start: int, end: int, prefilter: Prefilter | None = No
                 break
             # a block that is all one unfinished line: read it again with more after it
             size = size + BLOCK_BYTES if state.base == base else BLOCK_BYTES
+    result.finish()
     return result
 
 
@@ -220,14 +266,17 @@ def _scan_block(buf: bytes, final: bool, st: _BlockState, pf: Prefilter, out: Ra
             line_end = min(limit, end + HALF_SLICE)
         else:
             continue  # unfinished line: it is carried over and scanned again
+        st.covered_until = st.base + line_end
+        data = buf[line_start:line_end]
+        if len(out.candidates) >= FOLD_AFTER and _folded(out, data):
+            continue  # counted, not kept: its line number is never needed
         if line_start >= cursor:
             lines_at_cursor += buf.count(b"\n", cursor, line_start)
             cursor = line_start
             line_no = lines_at_cursor
         else:
             line_no = lines_at_cursor - buf.count(b"\n", line_start, cursor)
-        st.covered_until = st.base + line_end
-        _keep(out, pf, Candidate(line_no + 1, st.base + line_start, buf[line_start:line_end]))
+        _keep(out, pf, Candidate(line_no + 1, st.base + line_start, data))
     if final:
         out.newlines = lines_at_cursor + buf.count(b"\n", cursor)
         return b""
@@ -242,13 +291,28 @@ def _scan_block(buf: bytes, final: bool, st: _BlockState, pf: Prefilter, out: Ra
     return buf[carry_start:]
 
 
+def _folded(out: RangeScan, data: bytes) -> bool:
+    """Whether ``data`` is a repeat of a line shape that has FOLD_KEEP candidates kept
+    already (then it is counted in ``out.folded``)."""
+    shape = line_shape(data)
+    if shape is None:
+        return False
+    seen = out._shapes.get(shape, 0)
+    if seen >= FOLD_KEEP:
+        out.folded[shape] = out.folded.get(shape, 0) + 1
+        return True
+    out._shapes[shape] = seen + 1
+    return False
+
+
 def _keep(out: RangeScan, pf: Prefilter, candidate: Candidate) -> None:
-    if len(out.candidates) < MAX_CANDIDATES or (
-        len(out.candidates) < 2 * MAX_CANDIDATES and pf.is_priority(candidate.data)
-    ):
+    kept = len(out.candidates)
+    if kept < MAX_CANDIDATES or (kept < 2 * MAX_CANDIDATES and pf.is_priority(candidate.data)):
         out.candidates.append(candidate)
-    else:
+        return
+    if len(out._tail) == TAIL_CANDIDATES:
         out.dropped += 1
+    out._tail.append(candidate)
 
 
 @dataclass(frozen=True)
@@ -335,4 +399,6 @@ def _merge(
         )
         whole.newlines += part.newlines
         whole.dropped += part.dropped
+        for shape, count in part.folded.items():
+            whole.folded[shape] = whole.folded.get(shape, 0) + count
     return merged
