@@ -141,7 +141,8 @@ def _prepare(query: str, lang: str | None, config: IndexConfig) -> _Prepared | N
     if not terms:
         return None
     aside = _aside_terms(query)
-    weights = {term: w for term, w in query_weights(terms).items() if term not in aside}
+    kept = _without_aside_pieces(terms, aside) if config.aside_pieces else terms
+    weights = {term: w for term, w in query_weights(kept).items() if term not in aside}
     heads = [term for term in _mixed_heads(query, set(weights)) if term not in weights]
     terms += heads
     weights.update(query_weights(heads))
@@ -404,6 +405,24 @@ def _aside_terms(query: str) -> set[str]:
     from assistant.search.cues import set_aside
 
     return {term for text in set_aside(query) for term in _naming_terms(text)}
+
+
+def _without_aside_pieces(terms: list[str], aside: set[str]) -> list[str]:
+    """``terms`` less one of each piece a set-aside term is segmented into.
+
+    A compound the dictionary does not hold whole is its pieces plus the compound
+    (tokenize._compounds_in: 微批 is 微, 批 and 微批); setting 微批 aside left 微 and 批
+    to take "微批已经压到最小还是爆" to core-parameters, whose text has both. Only as
+    many as the set-aside terms hold: a 批 elsewhere in the query stays.
+    """
+    pieces: list[str] = []
+    for term in sorted(aside):
+        pieces += [piece for piece in query_terms(term) if piece != term]
+    kept = list(terms)
+    for piece in pieces:
+        if piece in kept:
+            kept.remove(piece)
+    return kept
 
 
 def _set_aside(

@@ -107,6 +107,9 @@ class IndexConfig:
     # a note of phase "any" takes the boost of a phase the query names, when the query
     # names the note (engine._any_phase_named)
     any_phase_notes: bool = True
+    # the pieces of a set-aside compound (微 and 批 of 微批) are set aside with it
+    # (engine._without_aside_pieces)
+    aside_pieces: bool = True
     only_extra: bool = False  # the notes' own index
     # engine.see_also offers the best note beside the results, when it is not among them,
     # if it scores at least this share of the best guide section (on the merged scale,

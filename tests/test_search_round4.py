@@ -1,0 +1,49 @@
+"""Search: rules of issue 21's fourth search round (Chinese questions first)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from assistant.search.cues import set_aside
+from assistant.search.engine import _prepare, _without_aside_pieces, search
+from assistant.search.index import DEFAULT_CONFIG
+
+
+def _sections(query: str, k: int = 3, **switches: object) -> list[str]:
+    config = replace(DEFAULT_CONFIG, **switches)  # type: ignore[arg-type]
+    return [hit.section for hit in search(query, k=k, config=config)]
+
+
+# --- the pieces of a set-aside compound go with it ----------------------------------
+
+
+def test_the_pieces_of_a_set_aside_compound_are_not_searched() -> None:
+    """微批 is segmented as 微 + 批 + 微批; setting 微批 aside left 微 and 批 to match
+    core-parameters' text."""
+    query = "微批已经压到最小，还能怎么省显存"
+    with_rule = _prepare(query, None, DEFAULT_CONFIG)
+    without = _prepare(query, None, replace(DEFAULT_CONFIG, aside_pieces=False))
+    assert with_rule is not None and without is not None
+    assert {"微", "批"} <= set(without.weights)
+    assert not {"微", "批", "微批"} & set(with_rule.weights)
+    assert "core-parameters" in _sections(query, aside_pieces=False)
+    assert "core-parameters" not in _sections(query)
+
+
+def test_a_piece_the_query_spells_elsewhere_stays() -> None:
+    """Only as many pieces go as the set-aside terms hold: a second 批 stays."""
+    terms = ["微", "批", "微批", "显存", "批"]
+    assert _without_aside_pieces(terms, {"微批"}) == ["微批", "显存", "批"]
+
+
+@pytest.mark.parametrize(
+    ("query", "aside"),
+    [
+        ("半夜了 又爆了 微批都改成最小了还是不行", ["微批"]),  # 都 + a verb, no 已经
+        ("长上下文训练，micro batch 已经降到最小了还是爆", ["micro batch"]),
+    ],
+)
+def test_a_fix_used_up_with_du_or_a_space(query: str, aside: list[str]) -> None:
+    assert set_aside(query) == aside
