@@ -9,6 +9,7 @@ import pytest
 from assistant.search.cues import set_aside
 from assistant.search.engine import _prepare, _without_aside_pieces, search
 from assistant.search.index import DEFAULT_CONFIG
+from assistant.search.tokenize import query_terms
 
 
 def _sections(query: str, k: int = 3, **switches: object) -> list[str]:
@@ -47,3 +48,20 @@ def test_a_piece_the_query_spells_elsewhere_stays() -> None:
 )
 def test_a_fix_used_up_with_du_or_a_space(query: str, aside: list[str]) -> None:
     assert set_aside(query) == aside
+
+
+# --- jieba cuts that change the meaning ----------------------------------------------
+
+
+def test_variable_length_is_not_long_sequence() -> None:
+    """jieba cuts 变长序列 as 变 / 长 / 序列, and 长 + 序列 spelt the long-context term
+    长序列 (train-parallelism); 变长 is a fragmentation term that starts earlier, so
+    长序列 is not seen there (tokenize._compounds_in)."""
+    terms = query_terms("变长序列训练")
+    assert "变长" in terms
+    assert "长序列" not in terms
+    assert "长序列" in query_terms("长序列训练")
+
+
+def test_sequences_of_mixed_lengths_name_fragmentation() -> None:
+    assert _sections("样本长短不一，显存一会儿高一会儿低，有时候就 OOM", k=1) == ["x-fragmentation"]
