@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from assistant.search.cues import set_aside
-from assistant.search.engine import _prepare, _without_aside_pieces, search
+from assistant.search.engine import _prepare, _product_knobs, _without_aside_pieces, search
 from assistant.search.index import DEFAULT_CONFIG
 from assistant.search.tokenize import query_terms
 
@@ -65,3 +65,26 @@ def test_variable_length_is_not_long_sequence() -> None:
 
 def test_sequences_of_mixed_lengths_name_fragmentation() -> None:
     assert _sections("样本长短不一，显存一会儿高一会儿低，有时候就 OOM", k=1) == ["x-fragmentation"]
+
+
+# --- a product's own setting names it ------------------------------------------------
+
+
+def test_a_knob_of_one_server_names_that_server() -> None:
+    """The config keys give gpu_memory_utilization to vLLM and mem_fraction_static to
+    SGLang; a knob both had under one name would name neither."""
+    owners = _product_knobs()
+    assert owners["gpu_memory_utilization"] == "vllm"
+    assert owners["mem_fraction_static"] == "sglang"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "服务起不来：No available memory for the cache blocks，gpu_memory_utilization 要怎么设",
+        "KV cache 放不下，gpu_memory_utilization 设多少",
+    ],
+)
+def test_a_pasted_vllm_knob_is_not_answered_by_the_sglang_section(query: str) -> None:
+    assert _sections(query, k=1, product_knobs=False) == ["gen-sglang-memory"]
+    assert _sections(query, k=1) == ["x-vllm-memory"]

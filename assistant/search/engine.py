@@ -13,6 +13,7 @@ from assistant.search.index import (
     FIELDS,
     IndexConfig,
     Weights,
+    compiled_knowledge,
     is_extra,
     phase_patterns,
     section_index,
@@ -153,7 +154,7 @@ def _prepare(query: str, lang: str | None, config: IndexConfig) -> _Prepared | N
         phases=query_phases(query, phase_patterns()) if config.phase_boost else set(),
         aside=aside,
         meaningful=[term for term in terms if term in weights],
-        others=_other_alternatives(terms),
+        others=_other_alternatives(terms, config.product_knobs),
     )
 
 
@@ -369,13 +370,17 @@ def _boosted(
     return ranked
 
 
-def _other_alternatives(terms: list[str]) -> tuple[set[str], set[str]]:
+def _other_alternatives(terms: list[str], knobs: bool = True) -> tuple[set[str], set[str]]:
     """The alternatives the query names ("vllm") and those of their sets it does not
     ("sglang"): a section named only by one the query does not name is about the other
-    server (cues.py)."""
+    server (cues.py). With ``knobs`` a product's own setting names it too (_product_knobs).
+    """
     from assistant.search.cues import alternatives
 
     present = set(terms)
+    if knobs:
+        owners = _product_knobs()
+        present |= {owners[term] for term in terms if term in owners}
     named: set[str] = set()
     others: set[str] = set()
     for group in alternatives()[1]:
@@ -384,6 +389,28 @@ def _other_alternatives(terms: list[str]) -> tuple[set[str], set[str]]:
             named |= here
             others |= set(group) - here
     return named, others
+
+
+def _product_knobs() -> dict[str, str]:
+    """Each setting that the guide's config keys give to one alternative only, with it
+    (``gpu_memory_utilization`` -> ``vllm``, from ``vllm.gpu_memory_utilization``).
+
+    A pasted vLLM error names its knob and not vLLM ("Try increasing
+    `gpu_memory_utilization`"): without it the question named no server, and the SGLang
+    section, whose words of memory share it matched, came first. A setting both servers
+    have under one name names neither.
+    """
+    from assistant.search.cues import alternatives
+
+    members = {word for group in alternatives()[1] for word in group}
+    owners: dict[str, set[str]] = {}
+    for docs in compiled_knowledge()["langs"].values():
+        for doc in docs:
+            for key in doc["keys"]:
+                prefix, _, knob = str(key).lower().partition(".")
+                if knob and prefix in members:
+                    owners.setdefault(knob, set()).add(prefix)
+    return {knob: min(names) for knob, names in owners.items() if len(names) == 1}
 
 
 def _mixed_heads(query: str, kept: set[str]) -> list[str]:

@@ -110,6 +110,9 @@ class IndexConfig:
     # the pieces of a set-aside compound (微 and 批 of 微批) are set aside with it
     # (engine._without_aside_pieces)
     aside_pieces: bool = True
+    # a product's own setting (gpu_memory_utilization) names it for the alternatives of
+    # query_cues.yaml (engine._product_knobs)
+    product_knobs: bool = True
     only_extra: bool = False  # the notes' own index
     # engine.see_also offers the best note beside the results, when it is not among them,
     # if it scores at least this share of the best guide section (on the merged scale,
