@@ -88,3 +88,15 @@ def test_a_knob_of_one_server_names_that_server() -> None:
 def test_a_pasted_vllm_knob_is_not_answered_by_the_sglang_section(query: str) -> None:
     assert _sections(query, k=1, product_knobs=False) == ["gen-sglang-memory"]
     assert _sections(query, k=1) == ["x-vllm-memory"]
+
+
+# --- SGLang's retraction messages: too many requests in flight -----------------------
+
+
+def test_retracted_requests_name_the_concurrency_fix() -> None:
+    """SGLang retracts running requests when its KV pool is full: too many requests in
+    flight, which max_concurrent_rollouts bounds (the SGLang section came first on its
+    KV cache words)."""
+    assert _sections("sglang keeps printing KV cache pool is full, retract requests", k=1) == [
+        "gen-reduce-concurrency"
+    ]
