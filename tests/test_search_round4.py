@@ -100,3 +100,32 @@ def test_retracted_requests_name_the_concurrency_fix() -> None:
     assert _sections("sglang keeps printing KV cache pool is full, retract requests", k=1) == [
         "gen-reduce-concurrency"
     ]
+
+
+# --- the framing of pasted output is not searched ------------------------------------
+
+_FRAME = (
+    'File "areal/engine/fsdp_engine.py", line 812, in forward_backward_batch\n'
+    "    loss.backward()\n"
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.20 GiB. "
+    "GPU 3 has a total capacity of 79.10 GiB of which 1.02 GiB is free."
+)
+_USAGE = (
+    "Memory-Usage after model creation/loading: memory allocated (GB): 15.20, memory "
+    "reserved (GB): 15.90, device memory used/total (GB): 17.01/79.10\n"
+    "torch.OutOfMemoryError: CUDA out of memory.\nOOM while the model is loaded"
+)
+
+
+def test_a_frame_is_searched_by_its_function_not_its_file_and_line() -> None:
+    prepared = _prepare(_FRAME, None, DEFAULT_CONFIG)
+    assert prepared is not None
+    assert "forward_backward_batch" in prepared.weights
+    assert not {"fil", "lin", "812", "capacity", "79.10"} & set(prepared.weights)
+    assert _sections(_FRAME, k=2) == ["train-grad-checkpointing", "train-micro-batch"]
+
+
+def test_memory_usage_figures_are_not_searched() -> None:
+    """AReaL's figures (15.20, 0.00 ...) matched the optimizer tables' numbers; the
+    stage the line names (model creation/loading) is what is left."""
+    assert _sections(_USAGE, k=1) == ["train-efficient-load"]
