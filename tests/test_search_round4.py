@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from assistant.search.cues import set_aside
+from assistant.search.cues import expansions, set_aside
 from assistant.search.engine import _prepare, _product_knobs, _without_aside_pieces, search
 from assistant.search.index import DEFAULT_CONFIG
 from assistant.search.tokenize import query_terms
@@ -129,3 +129,19 @@ def test_memory_usage_figures_are_not_searched() -> None:
     """AReaL's figures (15.20, 0.00 ...) matched the optimizer tables' numbers; the
     stage the line names (model creation/loading) is what is left."""
     assert _sections(_USAGE, k=1) == ["train-efficient-load"]
+
+
+# --- the expansions read sizes as people write them -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "fired"),
+    [
+        ("日志里说要申请 120 多个 G，这正常吗", ["oversized-request"]),  # 多个 G
+        ("how much memory do bf16 adam states take per billion parameters", ["memory-arithmetic"]),
+        ("每十亿参数的优化器状态要多少显存", ["memory-arithmetic"]),
+        ("申请 2 个 G 就失败了", []),  # a size any GPU holds
+    ],
+)
+def test_sizes_as_people_write_them_fire_their_expansion(query: str, fired: list[str]) -> None:
+    assert expansions(query) == fired
