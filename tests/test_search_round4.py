@@ -154,7 +154,7 @@ def test_sizes_as_people_write_them_fire_their_expansion(query: str, fired: list
     "query", ["有人的任务占着这几张卡的显存", "gpu 被占住了，训练一启动就不够"]
 )
 def test_occupied_is_one_term_not_a_dropped_character(query: str) -> None:
-    """占着 / 占住 were cut into 占 + 着 / 住, characters too common to be searched:
+    """占着 / 被占 were cut into 占 + 着 / 被 + 占, characters too common to be searched:
     the one word that said another process holds the card was lost."""
-    assert {"占着", "占住"} & set(query_terms(query))
+    assert {"占着", "占住", "被占"} & set(query_terms(query))
     assert _sections(query, k=1) == ["x-foreign-process"]
