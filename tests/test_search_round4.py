@@ -158,3 +158,11 @@ def test_occupied_is_one_term_not_a_dropped_character(query: str) -> None:
     the one word that said another process holds the card was lost."""
     assert {"占着", "占住", "被占"} & set(query_terms(query))
     assert _sections(query, k=1) == ["x-foreign-process"]
+
+
+def test_graph_after_a_verb_is_one_term() -> None:
+    """图 alone is too common a character to search; 录制图 / 关掉图 are the graph note's
+    words (a compound of the CUDA graph ring), not 录制 and a dropped 图."""
+    query = "推理引擎起来的时候录制图爆了，关掉图要改什么"
+    assert {"录制图", "关掉图"} <= set(query_terms(query))
+    assert _sections(query, k=1) == ["x-cuda-graph"]
