@@ -141,6 +141,8 @@ def test_memory_usage_figures_are_not_searched() -> None:
         ("how much memory do bf16 adam states take per billion parameters", ["memory-arithmetic"]),
         ("每十亿参数的优化器状态要多少显存", ["memory-arithmetic"]),
         ("申请 2 个 G 就失败了", []),  # a size any GPU holds
+        ("激活之外，每个参数的梯度要几个字节", ["memory-arithmetic"]),
+        ("Adam vs SGD 差多少显存，按 bytes/param 算", ["memory-arithmetic"]),
     ],
 )
 def test_sizes_as_people_write_them_fire_their_expansion(query: str, fired: list[str]) -> None:
