@@ -7,7 +7,13 @@ from dataclasses import replace
 import pytest
 
 from assistant.search.cues import expansions, set_aside
-from assistant.search.engine import _prepare, _product_knobs, _without_aside_pieces, search
+from assistant.search.engine import (
+    _prepare,
+    _product_knobs,
+    _quoted_only_by,
+    _without_aside_pieces,
+    search,
+)
 from assistant.search.index import DEFAULT_CONFIG
 from assistant.search.tokenize import query_terms
 
@@ -86,7 +92,9 @@ def test_a_knob_of_one_server_names_that_server() -> None:
     ],
 )
 def test_a_pasted_vllm_knob_is_not_answered_by_the_sglang_section(query: str) -> None:
-    assert _sections(query, k=1, product_knobs=False) == ["gen-sglang-memory"]
+    # the message is the vLLM note's too: the quote rule is off to see the knob's effect
+    assert _sections(query, k=1, product_knobs=False, quoted_notes=False) == ["gen-sglang-memory"]
+    assert _sections(query, k=1, quoted_notes=False) == ["x-vllm-memory"]
     assert _sections(query, k=1) == ["x-vllm-memory"]
 
 
@@ -168,3 +176,23 @@ def test_graph_after_a_verb_is_one_term() -> None:
     query = "推理引擎起来的时候录制图爆了，关掉图要改什么"
     assert {"录制图", "关掉图"} <= set(query_terms(query))
     assert _sections(query, k=1) == ["x-cuda-graph"]
+
+
+# --- a message the note alone quotes names it ------------------------------------------
+
+
+def test_a_message_only_the_nccl_note_quotes_names_it() -> None:
+    query = "NCCL WARN Cuda failure 2 'out of memory'\n建权重同步组的时候报的"
+    assert _sections(query, k=1, quoted_notes=False) == ["wu-chunk-buffer"]
+    assert _sections(query, k=1) == ["x-nccl-memory"]
+
+
+def test_the_words_every_cuda_oom_prints_quote_nothing() -> None:
+    """The vLLM note says "CUDA out of memory while serving", the only section that
+    does; a pasted CUDA OOM names no note for it (the generic words go first)."""
+    prepared = _prepare("torch.OutOfMemoryError: CUDA out of memory. 训练时", None, DEFAULT_CONFIG)
+    assert prepared is not None
+    assert _quoted_only_by(prepared.pasted, "zh") == set()
+    nccl = _prepare("ncclUnhandledCudaError: Failed to CUDA calloc", None, DEFAULT_CONFIG)
+    assert nccl is not None
+    assert _quoted_only_by(nccl.pasted, "en") == {"x-nccl-memory"}

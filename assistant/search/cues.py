@@ -92,6 +92,11 @@ def pasted_error(query: str) -> str | None:
     return str(first.group())
 
 
+def pasted_patterns(query: str) -> list[re.Pattern[str]]:
+    """The patterns of program output (pasted_error.patterns) that ``query`` holds."""
+    return [cue for cue in _cues()["pasted"] if cue.search(query)]
+
+
 def pasted_error_hint(lang: str) -> str:
     """The sentence that points from a pasted error to ``diagnose`` (``lang``: en or zh)."""
     hints: dict[str, str] = _cues()["hint"]

@@ -128,16 +128,19 @@ class _Prepared:
     aside: set[str]
     meaningful: list[str]
     others: tuple[set[str], set[str]] = (set(), set())
+    pasted: tuple[Any, ...] = ()  # the patterns of program output the query holds
 
 
 def _prepare(query: str, lang: str | None, config: IndexConfig) -> _Prepared | None:
     """Terms and weights of ``query``; None when it has nothing searchable."""
     if not isinstance(query, str) or not query.strip():
         raise UserError("empty search query")
-    from assistant.search.cues import without_generic_error
+    from assistant.search.cues import pasted_patterns, without_generic_error
 
     langs = _langs_for(query, lang)
     query = without_generic_error(query[:MAX_QUERY_CHARS])
+    # what is left of program output once the words every CUDA OOM prints are gone
+    pasted = tuple(pasted_patterns(query)) if config.quoted_notes else ()
     terms = query_terms(query)
     if not terms:
         return None
@@ -155,6 +158,7 @@ def _prepare(query: str, lang: str | None, config: IndexConfig) -> _Prepared | N
         aside=aside,
         meaningful=[term for term in terms if term in weights],
         others=_other_alternatives(terms, config.product_knobs),
+        pasted=pasted,
     )
 
 
@@ -177,11 +181,15 @@ def _rank(
         if config.note_lead > 0 and not config.include_extra:
             notes = _notes_on_guide_scale(prepared, language, config, guide)
             naming = _naming_ratios(prepared, language, config, guide)
+            quoted = _quoted_only_by(prepared.pasted, language)
             for score, doc, index in notes:
                 if config.any_phase_notes and _any_phase_named(prepared, doc, naming):
                     score *= 1.0 + config.phase_boost
                 lead = config.note_lead
-                if guide and _is_named(score / guide[0][0], naming.get(doc["id"], 0.0), config):
+                named = naming.get(doc["id"], 0.0)
+                if doc["id"] in quoted:
+                    named = max(named, config.quoted_naming)
+                if guide and _is_named(score / guide[0][0], named, config):
                     lead = config.named_lead
                 ranked.append((score / lead, order, doc, index))
                 if guide and score >= config.note_second * guide[0][0] > 0:
@@ -256,6 +264,36 @@ def _notes_on_guide_scale(
         notes.append((ratio * guide_top, doc, index))
     notes.sort(key=lambda item: -item[0])
     return notes
+
+
+def _quoted_only_by(patterns: tuple[Any, ...], language: str) -> set[str]:
+    """The notes that are the one section of ``language`` quoting a pasted message.
+
+    A pasted "NCCL WARN Failed to CUDA calloc" or "Cuda failure 2 'out of memory'" is
+    quoted by the NCCL note alone; the weight-update sections, which share its NCCL and
+    weight words, came first (the note scored twice as much, but its title and concept
+    words did not name it 2.5 times better). A message the note alone quotes names it
+    at least ``config.quoted_naming`` times better than the guide (see _is_named). A
+    message two sections quote names neither.
+    """
+    found: set[str] = set()
+    for pattern in patterns:
+        quoting = _sections_quoting(pattern.pattern, pattern.flags, language)
+        if len(quoting) == 1 and is_extra(quoting[0]):
+            found.add(quoting[0])
+    return found
+
+
+@cache
+def _sections_quoting(pattern: str, flags: int, language: str) -> tuple[str, ...]:
+    import re
+
+    compiled = re.compile(pattern, flags)
+    return tuple(
+        doc["id"]
+        for doc in compiled_knowledge()["langs"][language]
+        if any(compiled.search(sentence) for sentence in doc["sentences"])
+    )
 
 
 def _is_named(ratio: float, naming: float, config: IndexConfig) -> bool:

@@ -113,6 +113,10 @@ class IndexConfig:
     # a product's own setting (gpu_memory_utilization) names it for the alternatives of
     # query_cues.yaml (engine._product_knobs)
     product_knobs: bool = True
+    # a note that alone quotes a message the query pastes is named by it at least this
+    # much better than the guide's best section (engine._quoted_only_by, _is_named)
+    quoted_notes: bool = True
+    quoted_naming: float = 3.0
     only_extra: bool = False  # the notes' own index
     # engine.see_also offers the best note beside the results, when it is not among them,
     # if it scores at least this share of the best guide section (on the merged scale,
