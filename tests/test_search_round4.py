@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from assistant.search.cues import expansions, set_aside
+from assistant.search.cues import expansions, set_aside, without_generic_error
 from assistant.search.engine import (
     _prepare,
     _product_knobs,
@@ -151,6 +151,10 @@ def test_memory_usage_figures_are_not_searched() -> None:
         ("申请 2 个 G 就失败了", []),  # a size any GPU holds
         ("激活之外，每个参数的梯度要几个字节", ["memory-arithmetic"]),
         ("Adam vs SGD 差多少显存，按 bytes/param 算", ["memory-arithmetic"]),
+        ("一个 tensor 比整张 A100 还大，是 shape 错了吗", ["oversized-comparison"]),
+        ("the logits alone are bigger than the whole gpu", ["oversized-comparison"]),
+        ("梯度占多少显存，怎么估", ["memory-estimate"]),
+        ("how do I estimate how much memory the adam states take", ["memory-estimate"]),
     ],
 )
 def test_sizes_as_people_write_them_fire_their_expansion(query: str, fired: list[str]) -> None:
@@ -196,3 +200,9 @@ def test_the_words_every_cuda_oom_prints_quote_nothing() -> None:
     nccl = _prepare("ncclUnhandledCudaError: Failed to CUDA calloc", None, DEFAULT_CONFIG)
     assert nccl is not None
     assert _quoted_only_by(nccl.pasted, "en") == {"x-nccl-memory"}
+
+
+def test_two_expansions_with_the_same_words_add_them_once() -> None:
+    query = "每个参数几个字节，怎么算"
+    assert expansions(query) == ["memory-arithmetic", "memory-estimate"]
+    assert without_generic_error(query).count("按参数量估算") == 1

@@ -130,9 +130,11 @@ def without_generic_error(query: str) -> str:
     expansion of query_cues.yaml recognises (a size no GPU can hold, a question of memory
     arithmetic) is said in its note's words instead of being dropped with them."""
     text = query
-    for spec in _cues()["expansions"]:
-        if _fires(spec, query):
-            text = f"{text} {spec['add']}"
+    # two expansions that say the same note's words (a size, or a question of how to
+    # work it out) add them once
+    added = dict.fromkeys(spec["add"] for spec in _cues()["expansions"] if _fires(spec, query))
+    for words in added:
+        text = f"{text} {words}"
     for pattern in _cues()["generic"]:
         text = pattern.sub(" ", text)
     return text if text.strip(" .,:;，。：") else query
