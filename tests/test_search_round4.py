@@ -174,6 +174,11 @@ def test_occupied_is_one_term_not_a_dropped_character(query: str) -> None:
     assert _sections(query, k=1) == ["x-foreign-process"]
 
 
+@pytest.mark.parametrize(("text", "term"), [("录制解码图", "解码图"), ("捕获计算图", "计算图")])
+def test_the_kind_of_graph_is_one_term(text: str, term: str) -> None:
+    assert term in query_terms(text)
+
+
 def test_graph_after_a_verb_is_one_term() -> None:
     """图 alone is too common a character to search; 录制图 / 关掉图 are the graph note's
     words (a compound of the CUDA graph ring), not 录制 and a dropped 图."""
