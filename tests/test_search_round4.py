@@ -211,3 +211,27 @@ def test_two_expansions_with_the_same_words_add_them_once() -> None:
     query = "每个参数几个字节，怎么算"
     assert expansions(query) == ["memory-arithmetic", "memory-estimate"]
     assert without_generic_error(query).count("按参数量估算") == 1
+
+
+# --- a used-up fix: its cue words say nothing of the topic, its phase does -------------
+
+_USED_UP = "凌晨两点又 OOM 了，微批都改成最小了还是不行"
+
+
+def test_the_words_of_a_set_aside_cue_are_not_searched() -> None:
+    on = _prepare(_USED_UP, None, DEFAULT_CONFIG)
+    off = _prepare(_USED_UP, None, replace(DEFAULT_CONFIG, aside_cue_words=False))
+    assert on is not None and off is not None
+    assert {"改成", "最小"} <= set(off.weights)
+    assert not {"改成", "最小"} & set(on.weights)
+
+
+def test_the_phase_of_a_set_aside_fix_is_named() -> None:
+    on = _prepare(_USED_UP, None, DEFAULT_CONFIG)
+    off = _prepare(_USED_UP, None, replace(DEFAULT_CONFIG, aside_phase=False))
+    assert on is not None and off is not None
+    assert "training" in on.phases
+    assert "training" not in off.phases
+    ranked = _sections(_USED_UP, k=3)
+    assert "train-micro-batch" not in ranked
+    assert all(section.startswith("train-") for section in ranked)

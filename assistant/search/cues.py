@@ -92,6 +92,20 @@ def pasted_error(query: str) -> str | None:
     return str(first.group())
 
 
+def set_aside_cues(query: str) -> list[str]:
+    """The words of the cues that set something aside ("已经压到最小", "besides"), without
+    what they set aside: they say that a fix is used up, not which topic is asked."""
+    found = []
+    for cues, _end in _cues()["langs"].values():
+        for cue in cues:
+            for match in cue.finditer(query):
+                words = query[match.start() : match.start("aside")]
+                words += query[match.end("aside") : match.end()]
+                if words.strip():
+                    found.append(words.strip())
+    return found
+
+
 def pasted_patterns(query: str) -> list[re.Pattern[str]]:
     """The patterns of program output (pasted_error.patterns) that ``query`` holds."""
     return [cue for cue in _cues()["pasted"] if cue.search(query)]

@@ -146,6 +146,8 @@ def _prepare(query: str, lang: str | None, config: IndexConfig) -> _Prepared | N
         return None
     aside = _aside_terms(query)
     kept = _without_aside_pieces(terms, aside) if config.aside_pieces else terms
+    if config.aside_cue_words:
+        kept = _without_cue_words(kept, query)
     weights = {term: w for term, w in query_weights(kept).items() if term not in aside}
     heads = [term for term in _mixed_heads(query, set(weights)) if term not in weights]
     terms += heads
@@ -154,7 +156,7 @@ def _prepare(query: str, lang: str | None, config: IndexConfig) -> _Prepared | N
         langs=langs,
         weights=weights,
         words=plain_words(query) if config.typos else {},
-        phases=query_phases(query, phase_patterns()) if config.phase_boost else set(),
+        phases=_phases(query, aside, langs, config),
         aside=aside,
         meaningful=[term for term in terms if term in weights],
         others=_other_alternatives(terms, config.product_knobs),
@@ -487,6 +489,35 @@ def _without_aside_pieces(terms: list[str], aside: set[str]) -> list[str]:
     for piece in pieces:
         if piece in kept:
             kept.remove(piece)
+    return kept
+
+
+def _phases(query: str, aside: set[str], langs: tuple[str, ...], config: IndexConfig) -> set[str]:
+    """The phases the query names (phase_terms.yaml), and those of the fixes it sets aside:
+    "微批都改成最小了还是不行" names no phase in words, but a micro-batch used up is a
+    training step that still runs out of memory."""
+    if not config.phase_boost:
+        return set()
+    phases = query_phases(query, phase_patterns())
+    if aside and config.aside_phase:
+        for language in langs:
+            for doc in compiled_knowledge()["langs"][language]:
+                if doc["phase"] != "any" and aside & _named_by(doc):
+                    phases.add(doc["phase"])
+    return phases
+
+
+def _without_cue_words(terms: list[str], query: str) -> list[str]:
+    """``terms`` less those of the cue words that set something aside (cues.set_aside_cues):
+    "微批都改成最小了" kept 改成 and 最小, and 最小 took it to the micro-batch section
+    (its concept words: the smallest valid value), the one the question sets aside."""
+    from assistant.search.cues import set_aside_cues
+
+    kept = list(terms)
+    for words in set_aside_cues(query):
+        for term in query_terms(words):
+            if term in kept:
+                kept.remove(term)
     return kept
 
 

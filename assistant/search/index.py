@@ -110,6 +110,10 @@ class IndexConfig:
     # the pieces of a set-aside compound (微 and 批 of 微批) are set aside with it
     # (engine._without_aside_pieces)
     aside_pieces: bool = True
+    # the words of a set-aside cue ("已经压到最小") are not searched (engine._without_cue_words)
+    aside_cue_words: bool = True
+    # the phase of a set-aside fix counts as named (engine._phases)
+    aside_phase: bool = True
     # a product's own setting (gpu_memory_utilization) names it for the alternatives of
     # query_cues.yaml (engine._product_knobs)
     product_knobs: bool = True
