@@ -61,7 +61,8 @@ def search(
     searches that language's guide; ``"all"`` searches both and merges by score.
     areal-doctor's own ``x-`` notes join the results when they match, ahead of a guide
     section only when they score clearly higher (``config.note_lead``), or higher and
-    the query names them rather than the section (``config.named_product``); one about
+    the query names them rather than the section (``config.named_product``; a pasted
+    message that only the note quotes names it too, ``config.quoted_naming``); one about
     as good as the best section comes second (``config.note_second``; see _rank).
     ``include_extra`` ranks guide and notes in one index instead, all on equal terms
     (recall@1 on the guide's evaluation queries fell from 0.96 to 0.83 that way).
