@@ -92,6 +92,25 @@ def pasted_error(query: str) -> str | None:
     return str(first.group())
 
 
+def set_aside_cues(query: str) -> list[str]:
+    """The words of the cues that set something aside ("已经压到最小", "besides"), without
+    what they set aside: they say that a fix is used up, not which topic is asked."""
+    found = []
+    for cues, _end in _cues()["langs"].values():
+        for cue in cues:
+            for match in cue.finditer(query):
+                words = query[match.start() : match.start("aside")]
+                words += query[match.end("aside") : match.end()]
+                if words.strip():
+                    found.append(words.strip())
+    return found
+
+
+def pasted_patterns(query: str) -> list[re.Pattern[str]]:
+    """The patterns of program output (pasted_error.patterns) that ``query`` holds."""
+    return [cue for cue in _cues()["pasted"] if cue.search(query)]
+
+
 def pasted_error_hint(lang: str) -> str:
     """The sentence that points from a pasted error to ``diagnose`` (``lang``: en or zh)."""
     hints: dict[str, str] = _cues()["hint"]
@@ -125,9 +144,11 @@ def without_generic_error(query: str) -> str:
     expansion of query_cues.yaml recognises (a size no GPU can hold, a question of memory
     arithmetic) is said in its note's words instead of being dropped with them."""
     text = query
-    for spec in _cues()["expansions"]:
-        if _fires(spec, query):
-            text = f"{text} {spec['add']}"
+    # two expansions that say the same note's words (a size, or a question of how to
+    # work it out) add them once
+    added = dict.fromkeys(spec["add"] for spec in _cues()["expansions"] if _fires(spec, query))
+    for words in added:
+        text = f"{text} {words}"
     for pattern in _cues()["generic"]:
         text = pattern.sub(" ", text)
     return text if text.strip(" .,:;，。：") else query

@@ -13,6 +13,7 @@ from assistant.search.index import (
     FIELDS,
     IndexConfig,
     Weights,
+    compiled_knowledge,
     is_extra,
     phase_patterns,
     section_index,
@@ -60,7 +61,8 @@ def search(
     searches that language's guide; ``"all"`` searches both and merges by score.
     areal-doctor's own ``x-`` notes join the results when they match, ahead of a guide
     section only when they score clearly higher (``config.note_lead``), or higher and
-    the query names them rather than the section (``config.named_product``); one about
+    the query names them rather than the section (``config.named_product``; a pasted
+    message that only the note quotes names it too, ``config.quoted_naming``); one about
     as good as the best section comes second (``config.note_second``; see _rank).
     ``include_extra`` ranks guide and notes in one index instead, all on equal terms
     (recall@1 on the guide's evaluation queries fell from 0.96 to 0.83 that way).
@@ -127,21 +129,27 @@ class _Prepared:
     aside: set[str]
     meaningful: list[str]
     others: tuple[set[str], set[str]] = (set(), set())
+    pasted: tuple[Any, ...] = ()  # the patterns of program output the query holds
 
 
 def _prepare(query: str, lang: str | None, config: IndexConfig) -> _Prepared | None:
     """Terms and weights of ``query``; None when it has nothing searchable."""
     if not isinstance(query, str) or not query.strip():
         raise UserError("empty search query")
-    from assistant.search.cues import without_generic_error
+    from assistant.search.cues import pasted_patterns, without_generic_error
 
     langs = _langs_for(query, lang)
     query = without_generic_error(query[:MAX_QUERY_CHARS])
+    # what is left of program output once the words every CUDA OOM prints are gone
+    pasted = tuple(pasted_patterns(query)) if config.quoted_notes else ()
     terms = query_terms(query)
     if not terms:
         return None
     aside = _aside_terms(query)
-    weights = {term: w for term, w in query_weights(terms).items() if term not in aside}
+    kept = _without_aside_pieces(terms, aside) if config.aside_pieces else terms
+    if config.aside_cue_words:
+        kept = _without_cue_words(kept, query)
+    weights = {term: w for term, w in query_weights(kept).items() if term not in aside}
     heads = [term for term in _mixed_heads(query, set(weights)) if term not in weights]
     terms += heads
     weights.update(query_weights(heads))
@@ -149,10 +157,11 @@ def _prepare(query: str, lang: str | None, config: IndexConfig) -> _Prepared | N
         langs=langs,
         weights=weights,
         words=plain_words(query) if config.typos else {},
-        phases=query_phases(query, phase_patterns()) if config.phase_boost else set(),
+        phases=_phases(query, aside, langs, config),
         aside=aside,
         meaningful=[term for term in terms if term in weights],
-        others=_other_alternatives(terms),
+        others=_other_alternatives(terms, config.product_knobs),
+        pasted=pasted,
     )
 
 
@@ -175,11 +184,15 @@ def _rank(
         if config.note_lead > 0 and not config.include_extra:
             notes = _notes_on_guide_scale(prepared, language, config, guide)
             naming = _naming_ratios(prepared, language, config, guide)
+            quoted = _quoted_only_by(prepared.pasted, language)
             for score, doc, index in notes:
                 if config.any_phase_notes and _any_phase_named(prepared, doc, naming):
                     score *= 1.0 + config.phase_boost
                 lead = config.note_lead
-                if guide and _is_named(score / guide[0][0], naming.get(doc["id"], 0.0), config):
+                named = naming.get(doc["id"], 0.0)
+                if doc["id"] in quoted:
+                    named = max(named, config.quoted_naming)
+                if guide and _is_named(score / guide[0][0], named, config):
                     lead = config.named_lead
                 ranked.append((score / lead, order, doc, index))
                 if guide and score >= config.note_second * guide[0][0] > 0:
@@ -254,6 +267,36 @@ def _notes_on_guide_scale(
         notes.append((ratio * guide_top, doc, index))
     notes.sort(key=lambda item: -item[0])
     return notes
+
+
+def _quoted_only_by(patterns: tuple[Any, ...], language: str) -> set[str]:
+    """The notes that are the one section of ``language`` quoting a pasted message.
+
+    A pasted "NCCL WARN Failed to CUDA calloc" or "Cuda failure 2 'out of memory'" is
+    quoted by the NCCL note alone; the weight-update sections, which share its NCCL and
+    weight words, came first (the note scored twice as much, but its title and concept
+    words did not name it 2.5 times better). A message the note alone quotes names it
+    at least ``config.quoted_naming`` times better than the guide (see _is_named). A
+    message two sections quote names neither.
+    """
+    found: set[str] = set()
+    for pattern in patterns:
+        quoting = _sections_quoting(pattern.pattern, pattern.flags, language)
+        if len(quoting) == 1 and is_extra(quoting[0]):
+            found.add(quoting[0])
+    return found
+
+
+@cache
+def _sections_quoting(pattern: str, flags: int, language: str) -> tuple[str, ...]:
+    import re
+
+    compiled = re.compile(pattern, flags)
+    return tuple(
+        doc["id"]
+        for doc in compiled_knowledge()["langs"][language]
+        if any(compiled.search(sentence) for sentence in doc["sentences"])
+    )
 
 
 def _is_named(ratio: float, naming: float, config: IndexConfig) -> bool:
@@ -368,13 +411,17 @@ def _boosted(
     return ranked
 
 
-def _other_alternatives(terms: list[str]) -> tuple[set[str], set[str]]:
+def _other_alternatives(terms: list[str], knobs: bool = True) -> tuple[set[str], set[str]]:
     """The alternatives the query names ("vllm") and those of their sets it does not
     ("sglang"): a section named only by one the query does not name is about the other
-    server (cues.py)."""
+    server (cues.py). With ``knobs`` a product's own setting names it too (_product_knobs).
+    """
     from assistant.search.cues import alternatives
 
     present = set(terms)
+    if knobs:
+        owners = _product_knobs()
+        present |= {owners[term] for term in terms if term in owners}
     named: set[str] = set()
     others: set[str] = set()
     for group in alternatives()[1]:
@@ -383,6 +430,28 @@ def _other_alternatives(terms: list[str]) -> tuple[set[str], set[str]]:
             named |= here
             others |= set(group) - here
     return named, others
+
+
+def _product_knobs() -> dict[str, str]:
+    """Each setting that the guide's config keys give to one alternative only, with it
+    (``gpu_memory_utilization`` -> ``vllm``, from ``vllm.gpu_memory_utilization``).
+
+    A pasted vLLM error names its knob and not vLLM ("Try increasing
+    `gpu_memory_utilization`"): without it the question named no server, and the SGLang
+    section, whose words of memory share it matched, came first. A setting both servers
+    have under one name names neither.
+    """
+    from assistant.search.cues import alternatives
+
+    members = {word for group in alternatives()[1] for word in group}
+    owners: dict[str, set[str]] = {}
+    for docs in compiled_knowledge()["langs"].values():
+        for doc in docs:
+            for key in doc["keys"]:
+                prefix, _, knob = str(key).lower().partition(".")
+                if knob and prefix in members:
+                    owners.setdefault(knob, set()).add(prefix)
+    return {knob: min(names) for knob, names in owners.items() if len(names) == 1}
 
 
 def _mixed_heads(query: str, kept: set[str]) -> list[str]:
@@ -404,6 +473,53 @@ def _aside_terms(query: str) -> set[str]:
     from assistant.search.cues import set_aside
 
     return {term for text in set_aside(query) for term in _naming_terms(text)}
+
+
+def _without_aside_pieces(terms: list[str], aside: set[str]) -> list[str]:
+    """``terms`` less one of each piece a set-aside term is segmented into.
+
+    A compound the dictionary does not hold whole is its pieces plus the compound
+    (tokenize._compounds_in: 微批 is 微, 批 and 微批); setting 微批 aside left 微 and 批
+    to take "微批已经压到最小还是爆" to core-parameters, whose text has both. Only as
+    many as the set-aside terms hold: a 批 elsewhere in the query stays.
+    """
+    pieces: list[str] = []
+    for term in sorted(aside):
+        pieces += [piece for piece in query_terms(term) if piece != term]
+    kept = list(terms)
+    for piece in pieces:
+        if piece in kept:
+            kept.remove(piece)
+    return kept
+
+
+def _phases(query: str, aside: set[str], langs: tuple[str, ...], config: IndexConfig) -> set[str]:
+    """The phases the query names (phase_terms.yaml), and those of the fixes it sets aside:
+    "微批都改成最小了还是不行" names no phase in words, but a micro-batch used up is a
+    training step that still runs out of memory."""
+    if not config.phase_boost:
+        return set()
+    phases = query_phases(query, phase_patterns())
+    if aside and config.aside_phase:
+        for language in langs:
+            for doc in compiled_knowledge()["langs"][language]:
+                if doc["phase"] != "any" and aside & _named_by(doc):
+                    phases.add(doc["phase"])
+    return phases
+
+
+def _without_cue_words(terms: list[str], query: str) -> list[str]:
+    """``terms`` less those of the cue words that set something aside (cues.set_aside_cues):
+    "微批都改成最小了" kept 改成 and 最小, and 最小 took it to the micro-batch section
+    (its concept words: the smallest valid value), the one the question sets aside."""
+    from assistant.search.cues import set_aside_cues
+
+    kept = list(terms)
+    for words in set_aside_cues(query):
+        for term in query_terms(words):
+            if term in kept:
+                kept.remove(term)
+    return kept
 
 
 def _set_aside(

@@ -107,6 +107,20 @@ class IndexConfig:
     # a note of phase "any" takes the boost of a phase the query names, when the query
     # names the note (engine._any_phase_named)
     any_phase_notes: bool = True
+    # the pieces of a set-aside compound (微 and 批 of 微批) are set aside with it
+    # (engine._without_aside_pieces)
+    aside_pieces: bool = True
+    # the words of a set-aside cue ("已经压到最小") are not searched (engine._without_cue_words)
+    aside_cue_words: bool = True
+    # the phase of a set-aside fix counts as named (engine._phases)
+    aside_phase: bool = True
+    # a product's own setting (gpu_memory_utilization) names it for the alternatives of
+    # query_cues.yaml (engine._product_knobs)
+    product_knobs: bool = True
+    # a note that alone quotes a message the query pastes is named by it at least this
+    # much better than the guide's best section (engine._quoted_only_by, _is_named)
+    quoted_notes: bool = True
+    quoted_naming: float = 3.0
     only_extra: bool = False  # the notes' own index
     # engine.see_also offers the best note beside the results, when it is not among them,
     # if it scores at least this share of the best guide section (on the merged scale,
