@@ -274,3 +274,25 @@ async def test_a_log_opened_as_tui_path_is_in_the_log_tab_with_coloured_lines_wh
         assert "\x1b" not in area and ESC_PICTURE not in area
         assert app.session.diagnosis is not None and app.session.diagnosis.report.oom
         assert isinstance(app.query_one("#chat-input"), ChatInput)
+
+
+@pilot_test
+async def test_a_log_too_big_for_the_log_tab_says_so_there(tmp_path: Path, monkeypatch):
+    """A file over the Log tab's limit (or a folder) left an empty paste box, as if the
+    file had not been opened; the box now says why, and where its lines are."""
+    import assistant.tui.session as session
+
+    monkeypatch.setattr(session, "LOG_TAB_LIMIT", 64)
+    log = tmp_path / "big.log"
+    log.write_text(COLOURED)
+    app = make_app(path=str(log), lang="en")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f2")
+        await settle(pilot)
+        area = app.query_one("#paste-area")
+        assert area.text == ""
+        assert "big.log" in str(area.placeholder) and "Evidence tab" in str(area.placeholder)
+        await pilot.press("ctrl+l")  # the note follows the language
+        await settle(pilot)
+        assert "Evidence 标签页" in str(app.query_one("#paste-area").placeholder)

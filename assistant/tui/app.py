@@ -261,6 +261,8 @@ class DoctorApp(App[int], inherit_bindings=False):
         self.publish()
         if adopted and message.outcome.log_text is not None:  # a log opened from a file
             self.query_one(PastePanel).show_log(message.outcome.log_text)
+        elif adopted and message.outcome.log_not_shown is not None:
+            self.query_one(PastePanel).show_absence(*message.outcome.log_not_shown)
         self.talk.after(message.outcome, adopted)
         self.fill_log_tab()
 

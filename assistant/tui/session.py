@@ -98,6 +98,8 @@ class Outcome:
     query: str | None = None
     estimate: EstimateView | None = None  # for the config and log the session will hold
     log_text: str | None = None  # a log read from a file, for the Log tab
+    # why a log opened from a path is not in the Log tab: (i18n key, values), e.g. too big
+    log_not_shown: tuple[str, dict[str, str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -142,10 +144,26 @@ class DiagnosePath:
             docs=docs_of(diagnosis),
             estimate=estimate_of(config, diagnosis.report, self.lang),
             log_text=log_tab_text(self.path),
+            log_not_shown=log_tab_absence(self.path),
         )
 
 
 LOG_TAB_LIMIT = 16 * 1024 * 1024  # the Log tab shows a file up to this size (bytes)
+
+
+def log_tab_absence(path: str) -> tuple[str, dict[str, str]] | None:
+    """Why the Log tab cannot show ``path`` (a folder, a file over LOG_TAB_LIMIT), as an
+    i18n key and its values; None when it can (or the path is gone)."""
+    target = Path(path).expanduser()
+    try:
+        if target.is_dir():
+            return "paste.not_shown_folder", {"name": target.name}
+        size = target.stat().st_size
+    except OSError:
+        return None
+    if size <= LOG_TAB_LIMIT:
+        return None
+    return "paste.not_shown_big", {"name": target.name, "size": f"{size / 2**20:.0f} MiB"}
 
 
 def log_tab_text(path: str) -> str | None:

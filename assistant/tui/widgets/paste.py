@@ -49,6 +49,7 @@ class PastePanel(Vertical):
         super().__init__(id=id)
         self.set_reactive(PastePanel.lang, lang)
         self.pending: str | None = None
+        self.absence: tuple[str, dict[str, str]] | None = None  # why a log is not shown
 
     def compose(self) -> ComposeResult:
         yield PasteArea(
@@ -67,7 +68,8 @@ class PastePanel(Vertical):
         if not self.is_mounted:
             return
         area = self.query_one(PasteArea)
-        area.placeholder = t("paste.placeholder", lang)
+        key, values = self.absence or ("paste.placeholder", {})
+        area.placeholder = t(key, lang, **values)
         self.query_one("#paste-diagnose", Button).label = t("paste.diagnose", lang)
         self.query_one("#paste-clear", Button).label = t("paste.clear", lang)
 
@@ -78,10 +80,21 @@ class PastePanel(Vertical):
     def show_log(self, text: str) -> None:
         """Keep ``text`` for the area; it is laid out when shown or once diagnosed."""
         self.pending = text
+        self.absence = None
 
     def clear(self) -> None:
         self.pending = None
+        self.absence = None
         self.area.clear()
+        self.area.placeholder = t("paste.placeholder", self.lang)
+
+    def show_absence(self, key: str, values: dict[str, str]) -> None:
+        """Say in the empty area why the log opened from a path is not shown there (too
+        big, a folder): an empty paste box read as if the file had not been opened."""
+        self.pending = None
+        self.absence = (key, values)
+        self.area.clear()
+        self.area.placeholder = t(key, self.lang, **values)
 
     def on_show(self) -> None:
         self.flush()
