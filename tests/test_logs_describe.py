@@ -72,3 +72,9 @@ def test_advice_on_avoiding_oom_is_no_failure(text: str, oom: bool) -> None:
     report = classify_text(text)
     assert report.input_kind == "description"
     assert report.oom is oom
+
+
+def test_a_process_the_system_killed_is_a_host_memory_description() -> None:
+    report = classify_text("进程被系统杀掉了，没有任何报错")
+    assert report.input_kind == "description"
+    assert (report.oom, report.phase, report.kind) == (True, "host_memory", "host_oom")
