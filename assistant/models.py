@@ -213,6 +213,7 @@ class LogReport:
     lines_read: int = 0
     input_kind: str = "log"  # "log" or "description" (a short text such as "训练时显存爆了")
     unread: tuple[str, ...] = ()  # "file: why" for files skipped in folders
+    lines_unread: int = 0  # lines with a rule's words past the reader's cap, not read
     notices: tuple[Notice, ...] = ()
     # what an answer of the user changed in the verdict: field -> question id
     # (questions.yaml ``outcome``), and the report as the log was read, which the

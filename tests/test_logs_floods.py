@@ -68,3 +68,24 @@ def test_status_lines_no_rule_matches_are_classified_a_few_times_only(
     assert report.oom and report.evidence[0].line == 400 + 4
     stats = [text for text in calls if "Memory-Usage" in text]
     assert len(stats) == classify.PLAIN_RUNS  # then the shape is known to match no rule
+
+
+def test_lines_past_the_cap_are_said_not_to_be_read(tmp_path: Path, monkeypatch, run_cli) -> None:
+    """Distinct lines past the candidate cap are not read (only the first and the last
+    are): the output says how many, in text and JSON, rather than nothing."""
+    import json
+
+    monkeypatch.setattr(scan, "MAX_CANDIDATES", 20)
+    monkeypatch.setattr(scan, "TAIL_CANDIDATES", 10)
+    words = ["alpha", "bravo", "delta", "gamma", "kappa", "omega", "sigma", "theta"]
+    body = "".join(
+        f"warning: worker {words[n % 8]}{words[n // 8 % 8]}{words[n // 64 % 8]} was Killed\n"
+        for n in range(100)
+    )
+    log = tmp_path / "many.log"
+    log.write_text(body + CRASH, encoding="utf-8")
+    result = run_cli("diagnose", str(log), "--non-interactive", "--format", "json")
+    data = json.loads(result.stdout)
+    assert data["oom"] is True and data["lines_unread"] > 0
+    text = run_cli("diagnose", str(log), "--non-interactive").stdout
+    assert f"{data['lines_unread']} lines holding the words of a rule were not read" in text

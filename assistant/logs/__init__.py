@@ -175,6 +175,7 @@ def _classify(
         lines_read=lines_read,
         language=log_language(sample),
         unread=unread,
+        lines_unread=collected.dropped,
     )
     kill = _kill_signal(verdict, collected, rules)
     others = _listed_processes(verdict, sources, names) if verdict.oom else None

@@ -90,6 +90,9 @@ class Reading:
     lines_read: int
     language: Lang  # of the log's text
     unread: tuple[str, ...] = ()
+    # lines that held a rule's trigger and were not read: past the candidate cap of a
+    # range (scan.MAX_CANDIDATES), between its first and its last lines
+    lines_unread: int = 0
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,7 @@ def assemble(
         lines_read=reading.lines_read,
         input_kind=verdict.input_kind,
         unread=reading.unread,
+        lines_unread=reading.lines_unread,
         notices=reading.notices,
     )
 

@@ -75,6 +75,7 @@ def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
         "facts": to_plain(report.facts),
         "files": list(report.files),
         "unread_files": list(report.unread),
+        "lines_unread": report.lines_unread,
         "lines_read": report.lines_read,
         "config_diff": diagnosis.config_diff,
     }

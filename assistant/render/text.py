@@ -163,11 +163,24 @@ def _no_failure(report: LogReport, lang: str, s: Styler) -> list[str]:
 
 
 def _unread(report: LogReport, lang: str, s: Styler) -> list[str]:
-    """Files inside the given folders that were skipped: the user must know what was not read."""
-    if not report.unread:
-        return []
-    lines = ["", s(_t("unread", lang, count=len(report.unread)), YELLOW)]
-    return lines + [f"  - {item}" for item in report.unread]
+    """Files inside the given folders that were skipped, and lines past the reader's cap:
+    the user must know what was not read."""
+    lines: list[str] = []
+    if report.lines_unread:
+        from assistant.logs.scan import MAX_CANDIDATES, RANGE_BYTES
+
+        text = _t(
+            "lines_unread",
+            lang,
+            count=report.lines_unread,
+            cap=MAX_CANDIDATES,
+            mib=RANGE_BYTES >> 20,
+        )
+        lines += ["", s(text, YELLOW)]
+    if report.unread:
+        lines += ["", s(_t("unread", lang, count=len(report.unread)), YELLOW)]
+        lines += [f"  - {item}" for item in report.unread]
+    return lines
 
 
 def _headline(report: LogReport, lang: str, s: Styler) -> list[str]:
