@@ -257,17 +257,25 @@ async def test_every_pane_is_reachable_at_60x20(stub):
 # --- a log opened from a file --------------------------------------------------------------
 
 
+def _opened_on_the_log_tab(log: Path):
+    """The app as `tui PATH` starts it, on a coloured AReaL log written to ``log``."""
+    log.write_text(COLOURED)
+    return make_app(path=str(log), lang="en")
+
+
+async def _show_log_tab(pilot) -> None:
+    await settle(pilot)
+    await pilot.press("f2")
+    await settle(pilot)
+
+
 @pilot_test
 async def test_a_log_opened_as_tui_path_is_in_the_log_tab_with_coloured_lines_whole(
     tmp_path: Path,
 ):
-    log = tmp_path / "coloured.log"
-    log.write_text(COLOURED)
-    app = make_app(path=str(log), lang="en")
+    app = _opened_on_the_log_tab(tmp_path / "coloured.log")
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("f2")
-        await settle(pilot)
+        await _show_log_tab(pilot)
         area = app.query_one("#paste-area").text
         assert "(AReaL) 20260105-10:00:00.000 Trainer INFO: step 12 start" in area
         assert "(AReaL) [rank2]: torch.OutOfMemoryError: CUDA out of memory" in area
@@ -283,13 +291,9 @@ async def test_a_log_too_big_for_the_log_tab_says_so_there(tmp_path: Path, monke
     import assistant.tui.session as session
 
     monkeypatch.setattr(session, "LOG_TAB_LIMIT", 64)
-    log = tmp_path / "big.log"
-    log.write_text(COLOURED)
-    app = make_app(path=str(log), lang="en")
+    app = _opened_on_the_log_tab(tmp_path / "big.log")
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("f2")
-        await settle(pilot)
+        await _show_log_tab(pilot)
         area = app.query_one("#paste-area")
         assert area.text == ""
         assert "big.log" in str(area.placeholder) and "Evidence tab" in str(area.placeholder)
