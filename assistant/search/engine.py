@@ -62,7 +62,8 @@ def search(
     areal-doctor's own ``x-`` notes join the results when they match, ahead of a guide
     section only when they score clearly higher (``config.note_lead``), or higher and
     the query names them rather than the section (``config.named_product``; a pasted
-    message that only the note quotes names it too, ``config.quoted_naming``); one about
+    message that only the note quotes names it too, ``config.quoted_naming``, and so does
+    a term that the note alone holds, ``config.own_terms``); one about
     as good as the best section comes second (``config.note_second``; see _rank).
     ``include_extra`` ranks guide and notes in one index instead, all on equal terms
     (recall@1 on the guide's evaluation queries fell from 0.96 to 0.83 that way).
@@ -185,6 +186,8 @@ def _rank(
             notes = _notes_on_guide_scale(prepared, language, config, guide)
             naming = _naming_ratios(prepared, language, config, guide)
             quoted = _quoted_only_by(prepared.pasted, language)
+            if config.own_terms:
+                quoted |= _owning_notes(prepared.weights, language)
             for score, doc, index in notes:
                 if config.any_phase_notes and _any_phase_named(prepared, doc, naming):
                     score *= 1.0 + config.phase_boost
@@ -285,6 +288,45 @@ def _quoted_only_by(patterns: tuple[Any, ...], language: str) -> set[str]:
         if len(quoting) == 1 and is_extra(quoting[0]):
             found.add(quoting[0])
     return found
+
+
+def _owning_notes(weights: dict[str, float], language: str) -> set[str]:
+    """The notes that hold a term of the query which no other section holds.
+
+    A term that only one note's title, keys or concept words name, and that no other
+    section of either language holds in any field (the guide's text, its glossary rings,
+    its phase words), names that note as a quoted message does (see _quoted_only_by):
+    "private pools" is the CUDA graph note's, "logits" and "词表" the oversized-request
+    note's, max_split_size_mb the fragmentation note's. The guide's best section took
+    them on the words every question shares ("显存", "allocate", "set"). The words
+    query_cues.yaml's expansions add are no one's: the query did not type them.
+    """
+    owners = _own_terms(language)
+    return {owners[term] for term in weights if term in owners}
+
+
+@cache
+def _own_terms(language: str) -> dict[str, str]:
+    """Term -> the one note of ``language`` that names it and holds it alone."""
+    from assistant.search.cues import expansion_words
+
+    holders: dict[str, set[str]] = {}
+    langs = compiled_knowledge()["langs"]
+    for docs in langs.values():
+        for doc in docs:
+            for terms in doc["fields"].values():
+                for term in terms:
+                    holders.setdefault(term, set()).add(doc["id"])
+    added = {term for words in expansion_words() for term in query_terms(words)}
+    owners: dict[str, str] = {}
+    for doc in langs[language]:
+        if not is_extra(doc["id"]):
+            continue
+        for name in ("title", "keys", "concepts"):
+            for term in doc["fields"][name]:
+                if holders.get(term) == {doc["id"]} and term not in added:
+                    owners[term] = doc["id"]
+    return owners
 
 
 @cache

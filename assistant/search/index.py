@@ -121,6 +121,9 @@ class IndexConfig:
     # much better than the guide's best section (engine._quoted_only_by, _is_named)
     quoted_notes: bool = True
     quoted_naming: float = 3.0
+    # a term of the query that one note's title, keys or concept words name and no other
+    # section holds names that note like a message it alone quotes (engine._owning_notes)
+    own_terms: bool = True
     only_extra: bool = False  # the notes' own index
     # engine.see_also offers the best note beside the results, when it is not among them,
     # if it scores at least this share of the best guide section (on the merged scale,

@@ -1,0 +1,51 @@
+"""Search: rules of issue 21's fifth search round."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from assistant.search.cues import expansion_words
+from assistant.search.engine import _own_terms, search
+from assistant.search.index import DEFAULT_CONFIG, compiled_knowledge
+from assistant.search.tokenize import query_terms
+
+
+def _sections(query: str, k: int = 3, **switches: object) -> list[str]:
+    config = replace(DEFAULT_CONFIG, **switches)  # type: ignore[arg-type]
+    return [hit.section for hit in search(query, k=k, config=config)]
+
+
+# --- a term only one note holds names it ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "note"),
+    [
+        ("the OOM message says a lot is allocated in private pools, what is that", "x-cuda-graph"),
+        ("can I set max_split_size_mb together with expandable segments", "x-fragmentation"),
+    ],
+)
+def test_a_term_only_one_note_holds_names_it(query: str, note: str) -> None:
+    assert _sections(query, k=1, own_terms=False) != [note]
+    assert _sections(query, k=1) == [note]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_own_term_is_held_by_its_note_alone(lang: str) -> None:
+    """No other section of either language holds it in any field, and its note names it."""
+    owners = _own_terms(lang)
+    assert owners
+    docs = [doc for docs in compiled_knowledge()["langs"].values() for doc in docs]
+    for term, note in owners.items():
+        holders = {doc["id"] for doc in docs if any(term in t for t in doc["fields"].values())}
+        assert holders == {note}, term
+
+
+def test_the_words_an_expansion_adds_own_nothing() -> None:
+    """The expansions' words ("memory arithmetic") are the notes' words, not the user's."""
+    added = {term for words in expansion_words() for term in query_terms(words)}
+    assert added
+    for lang in ("en", "zh"):
+        assert not added & set(_own_terms(lang))
