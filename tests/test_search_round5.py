@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from assistant.search.cues import expansion_words
+from assistant.search.cues import expansion_words, pasted_error
 from assistant.search.engine import _own_terms, search
 from assistant.search.index import DEFAULT_CONFIG, compiled_knowledge
 from assistant.search.tokenize import query_terms
@@ -49,3 +49,15 @@ def test_the_words_an_expansion_adds_own_nothing() -> None:
     assert added
     for lang in ("en", "zh"):
         assert not added & set(_own_terms(lang))
+
+
+# --- SGLang's unbalanced-memory message is pasted output --------------------------------
+
+
+def test_sglangs_unbalanced_memory_message_names_the_other_process_note() -> None:
+    """Only the other-process note quotes "The memory capacity is unbalanced"; the
+    engine-parameters section matched its generic memory words."""
+    query = "启动时报 memory capacity is unbalanced，怎么回事"
+    assert pasted_error(query) is not None
+    assert _sections(query, k=1, quoted_notes=False) != ["x-foreign-process"]
+    assert _sections(query, k=1) == ["x-foreign-process"]
