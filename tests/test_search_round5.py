@@ -61,3 +61,14 @@ def test_sglangs_unbalanced_memory_message_names_the_other_process_note() -> Non
     assert pasted_error(query) is not None
     assert _sections(query, k=1, quoted_notes=False) != ["x-foreign-process"]
     assert _sections(query, k=1) == ["x-foreign-process"]
+
+
+# --- PyTorch's "reserved but unallocated" in Chinese ------------------------------------
+
+
+@pytest.mark.parametrize("query", ["预留未分配的显存有十几个 G", "显存里预留了但没分配的部分很大"])
+def test_reserved_but_unallocated_in_chinese_is_one_fragmentation_term(query: str) -> None:
+    """预留 alone is the static pool's word (gen-sglang-memory); the phrase of PyTorch's
+    message is one term of the fragmentation ring."""
+    assert {"预留未分配", "预留了但没分配"} & set(query_terms(query))
+    assert _sections(query, k=1) == ["x-fragmentation"]
