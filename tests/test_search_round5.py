@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from assistant.search.cues import expansion_words, pasted_error
+from assistant.search.cues import expansion_words, expansions, pasted_error
 from assistant.search.engine import _own_terms, search
 from assistant.search.index import DEFAULT_CONFIG, compiled_knowledge
 from assistant.search.tokenize import query_terms
@@ -72,3 +72,22 @@ def test_reserved_but_unallocated_in_chinese_is_one_fragmentation_term(query: st
     message is one term of the fragmentation ring."""
     assert {"预留未分配", "预留了但没分配"} & set(query_terms(query))
     assert _sections(query, k=1) == ["x-fragmentation"]
+
+
+# --- a request compared with the whole card, in more wordings ---------------------------
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "这个张量比显卡总显存还大",
+        "比单卡容量还大的一次申请",
+        "a tensor wanting more memory than the entire card",
+    ],
+)
+def test_a_request_bigger_than_the_card_fires_the_comparison(query: str) -> None:
+    assert "oversized-comparison" in expansions(query)
+
+
+def test_more_memory_than_something_else_is_no_comparison() -> None:
+    assert "oversized-comparison" not in expansions("uses more memory than the trainer")
