@@ -91,3 +91,16 @@ def test_a_request_bigger_than_the_card_fires_the_comparison(query: str) -> None
 
 def test_more_memory_than_something_else_is_no_comparison() -> None:
     assert "oversized-comparison" not in expansions("uses more memory than the trainer")
+
+
+# --- vocab is the vocabulary ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_vocab_names_the_oversized_request_note(lang: str) -> None:
+    """People write "150k vocab"; the note said "vocabulary" only, and "seq len" (the
+    vLLM note's max_model_len) decided between the two notes."""
+    assert _own_terms(lang).get("vocab") == "x-oversized-request"
+    assert "x-oversized-request" in _sections(
+        "logits for a large vocab size run out of memory", k=1
+    )
