@@ -109,7 +109,9 @@ def test_vocab_names_the_oversized_request_note(lang: str) -> None:
 # --- 最先 asks for the most effective fix ----------------------------------------------
 
 
-@pytest.mark.parametrize("query", ["rollout 时显存不够，最先要改哪一个", "推理时爆显存，最先改什么"])
+@pytest.mark.parametrize(
+    "query", ["rollout 时显存不够，最先要改哪一个", "推理时爆显存，最先改什么"]
+)
 def test_the_first_fix_of_a_generation_oom(query: str) -> None:
     """最先 (first of all) is the ring of 最有效 / 首先: the generation section whose title
     says it is the most effective fix."""
