@@ -335,6 +335,7 @@ def compile_section(section: Any, entries: list[Any], concepts: str = "") -> dic
     phase = phase_words(section.phase)
     full_text = "\n".join([section.title, ancestors, keys, body, phase])
     glossary = expansion_terms(full_text, entries)
+    own_text = set(expansion_terms("\n".join([section.title, ancestors, keys, body]), entries))
     return {
         "id": section.id,
         "lang": section.lang,
@@ -343,6 +344,8 @@ def compile_section(section: Any, entries: list[Any], concepts: str = "") -> dic
         "keys": section.keys,
         "phase": section.phase,
         "sentences": sentences,
+        # the glossary terms only the phase's words bring (every section of the phase has them)
+        "phase_glossary": [term for term in glossary if term not in own_text],
         "fields": {
             "title": tokenize(section.title),
             "heading": tokenize(ancestors),
