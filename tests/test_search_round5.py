@@ -128,3 +128,11 @@ def test_the_first_fix_of_a_generation_oom(query: str) -> None:
     says it is the most effective fix."""
     assert "最先" in query_terms(query)
     assert _sections(query, k=1) == ["gen-reduce-concurrency"]
+
+
+def test_zhua_tu_is_graph_capture() -> None:
+    """抓图 is how Chinese users say capturing CUDA graphs: one term of the graph ring
+    (抓 alone is a common verb and 图 too common a character to search)."""
+    query = "vllm 起服务时抓图阶段爆了显存"
+    assert "抓图" in query_terms(query)
+    assert _sections(query, k=1) == ["x-cuda-graph"]
