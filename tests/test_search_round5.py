@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from assistant.search.cues import expansion_words, expansions, pasted_error
+from assistant.search.cues import expansions, pasted_error
 from assistant.search.engine import _held_terms, _own_terms, search
 from assistant.search.index import DEFAULT_CONFIG, compiled_knowledge
 from assistant.search.tokenize import query_terms
@@ -54,12 +54,15 @@ def test_the_rings_of_a_phases_words_hold_nothing() -> None:
     assert _sections(query, k=1) == ["x-cuda-graph"]
 
 
-def test_the_words_an_expansion_adds_own_nothing() -> None:
-    """The expansions' words ("memory arithmetic") are the notes' words, not the user's."""
-    added = {term for words in expansion_words() for term in query_terms(words)}
-    assert added
+def test_plain_words_own_nothing() -> None:
+    """Only the domain's vocabulary names a note: "shape" and "bug" (the oversized-request
+    note's "wrong shape or padding bug") are words any question may use."""
     for lang in ("en", "zh"):
-        assert not added & set(_own_terms(lang))
+        assert not {"shap", "bug", "need", "job"} & set(_own_terms(lang))
+        assert _own_terms(lang)["logit"] == "x-oversized-request"
+    query = "besides the usual knobs, which trainer settings also shape the footprint?"
+    assert "shap" in query_terms(query)
+    assert "x-oversized-request" not in _sections(query, k=1)
 
 
 # --- SGLang's unbalanced-memory message is pasted output --------------------------------

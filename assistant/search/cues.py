@@ -125,11 +125,6 @@ def expansions(query: str) -> list[str]:
     return [spec["id"] for spec in _cues()["expansions"] if _fires(spec, query)]
 
 
-def expansion_words() -> list[str]:
-    """The words the expansions of query_cues.yaml add to a query, one text each."""
-    return [str(spec["add"]) for spec in _cues()["expansions"]]
-
-
 def _fires(spec: dict[str, Any], query: str) -> bool:
     if not all(pattern.search(query) for pattern in spec["all_of"]):
         return False

@@ -296,13 +296,16 @@ NAMING_FIELDS = ("title", "keys", "concepts")  # what names a section (_naming_c
 def _owning_notes(weights: dict[str, float], language: str) -> set[str]:
     """The notes that hold a term of the query which no other section holds.
 
-    A term that only one note's title, keys or concept words name, and that no other
-    section of either language holds (_held_terms), names that note as a quoted message
-    does (see _quoted_only_by): "private pools" and 录制图 are the CUDA graph note's,
-    "logits" and "词表" the oversized-request note's, max_split_size_mb the fragmentation
-    note's. The guide's best section took them on the words every question shares
-    ("显存", "allocate", "set"). The words query_cues.yaml's expansions add are no one's:
-    the query did not type them.
+    A term of the domain's vocabulary (a config key, a glossary ring's term, an
+    identifier) that only one note's title, keys or concept words name, and that no
+    other section of either language holds (_held_terms), names that note as a quoted
+    message does (see _quoted_only_by): "private pools" and 录制图 are the CUDA graph
+    note's, "logits" and "词表" the oversized-request note's, max_split_size_mb the
+    fragmentation note's. The guide's best section took them on the words every
+    question shares ("显存", "allocate", "set"). Plain words a note alone happens to use
+    do not count: "shape" (of "wrong shape or padding bug") took "what settings shape
+    the footprint" to the oversized-request note, "need" (of "memory needs") a question
+    of CPU RAM to the optimizer one.
     """
     owners = _own_terms(language)
     return {owners[term] for term in weights if term in owners}
@@ -311,24 +314,29 @@ def _owning_notes(weights: dict[str, float], language: str) -> set[str]:
 @cache
 def _own_terms(language: str) -> dict[str, str]:
     """Term -> the one note of ``language`` that names it and that alone holds it."""
-    from assistant.search.cues import expansion_words
-
     holders: dict[str, set[str]] = {}
     langs = compiled_knowledge()["langs"]
     for docs in langs.values():
         for doc in docs:
             for term in _held_terms(doc):
                 holders.setdefault(term, set()).add(doc["id"])
-    added = {term for words in expansion_words() for term in query_terms(words)}
     owners: dict[str, str] = {}
     for doc in langs[language]:
         if not is_extra(doc["id"]):
             continue
+        fields = doc["fields"]
+        vocabulary = set(fields["keys"]) | set(fields["glossary"]) | set(fields["concept_glossary"])
         for name in NAMING_FIELDS:
-            for term in doc["fields"][name]:
-                if holders.get(term) == {doc["id"]} and term not in added:
+            for term in fields[name]:
+                domain = term in vocabulary or _is_identifier(term)
+                if domain and holders.get(term) == {doc["id"]}:
                     owners[term] = doc["id"]
     return owners
+
+
+def _is_identifier(term: str) -> bool:
+    """A setting's or a variable's name (max_split_size_mb, vllm.max_model_len)."""
+    return "_" in term or "." in term.strip(".")
 
 
 def _held_terms(doc: dict[str, Any]) -> set[str]:
