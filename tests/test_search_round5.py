@@ -139,3 +139,20 @@ def test_zhua_tu_is_graph_capture() -> None:
     query = "vllm 起服务时抓图阶段爆了显存"
     assert "抓图" in query_terms(query)
     assert _sections(query, k=1) == ["x-cuda-graph"]
+
+
+# --- a note named by a message it alone quotes takes the phase's boost -----------------
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "推理服务启动时报 The memory capacity is unbalanced. Some GPUs may be occupied",
+        "rollout 起不来，sglang 报 memory capacity is unbalanced",
+    ],
+)
+def test_a_quoted_note_of_any_phase_takes_the_named_phases_boost(query: str) -> None:
+    """The other-process note (phase any) quotes SGLang's message; 推理服务 / rollout name
+    generation, whose sections the boost took ahead of it."""
+    assert _sections(query, k=1, any_phase_quoted=False) == ["gen-sglang-memory"]
+    assert _sections(query, k=1) == ["x-foreign-process"]

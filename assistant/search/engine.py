@@ -189,12 +189,13 @@ def _rank(
             if config.own_terms:
                 quoted |= _owning_notes(prepared.weights, language)
             for score, doc, index in notes:
-                if config.any_phase_notes and _any_phase_named(prepared, doc, naming):
-                    score *= 1.0 + config.phase_boost
-                lead = config.note_lead
                 named = naming.get(doc["id"], 0.0)
                 if doc["id"] in quoted:
                     named = max(named, config.quoted_naming)
+                boosting = named if config.any_phase_quoted else naming.get(doc["id"], 0.0)
+                if config.any_phase_notes and _any_phase_named(prepared, doc, boosting):
+                    score *= 1.0 + config.phase_boost
+                lead = config.note_lead
                 if guide and _is_named(score / guide[0][0], named, config):
                     lead = config.named_lead
                 ranked.append((score / lead, order, doc, index))
@@ -450,11 +451,12 @@ def _joint_config(config: IndexConfig) -> IndexConfig:
 # (IndexConfig.any_phase_notes switches it off.)
 
 
-def _any_phase_named(prepared: _Prepared, doc: dict[str, Any], naming: dict[str, float]) -> bool:
+def _any_phase_named(prepared: _Prepared, doc: dict[str, Any], naming: float) -> bool:
     """Whether note ``doc`` of phase "any" gets the boost of a phase the query names: only
     when the query names the note at least as well as the guide's best section (naming,
-    see _naming_ratios), so a generic "训练时显存不足" stays on the training sections."""
-    return bool(prepared.phases) and doc["phase"] == "any" and naming.get(doc["id"], 0.0) >= 1.0
+    see _naming_ratios; a message or a term the note alone holds names it too), so a
+    generic "训练时显存不足" stays on the training sections."""
+    return bool(prepared.phases) and doc["phase"] == "any" and naming >= 1.0
 
 
 def _boosted(

@@ -105,8 +105,10 @@ class IndexConfig:
     # about as good) is still offered on a line of its own rather than in the list.
     note_second: float = 0.85
     # a note of phase "any" takes the boost of a phase the query names, when the query
-    # names the note (engine._any_phase_named)
+    # names the note (engine._any_phase_named); with any_phase_quoted a message or a
+    # term the note alone holds names it for this too
     any_phase_notes: bool = True
+    any_phase_quoted: bool = True
     # the pieces of a set-aside compound (微 and 批 of 微批) are set aside with it
     # (engine._without_aside_pieces)
     aside_pieces: bool = True
