@@ -147,7 +147,8 @@ def test_zhua_tu_is_graph_capture() -> None:
 @pytest.mark.parametrize(
     "query",
     [
-        "推理服务启动时报 The memory capacity is unbalanced. Some GPUs may be occupied",
+        "推理服务启动时报 The memory capacity is unbalanced. "
+        "Some GPUs may be occupied by other processes.",
         "rollout 起不来，sglang 报 memory capacity is unbalanced",
     ],
 )
