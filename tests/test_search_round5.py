@@ -7,9 +7,15 @@ from dataclasses import replace
 import pytest
 
 from assistant.search.cues import expansions, pasted_error
-from assistant.search.engine import _held_terms, _own_terms, search
+from assistant.search.engine import search
 from assistant.search.index import DEFAULT_CONFIG, compiled_knowledge
+from assistant.search.owners import held_terms
 from assistant.search.tokenize import query_terms
+
+
+def _own_terms(lang: str) -> dict[str, str]:
+    owners: dict[str, str] = compiled_knowledge()["own_terms"][lang]
+    return owners
 
 
 def _sections(query: str, k: int = 3, **switches: object) -> list[str]:
@@ -39,7 +45,7 @@ def test_an_own_term_is_held_by_its_note_alone(lang: str) -> None:
     assert owners
     docs = [doc for docs in compiled_knowledge()["langs"].values() for doc in docs]
     for term, note in owners.items():
-        assert {doc["id"] for doc in docs if term in _held_terms(doc)} == {note}, term
+        assert {doc["id"] for doc in docs if term in held_terms(doc)} == {note}, term
 
 
 def test_the_rings_of_a_phases_words_hold_nothing() -> None:
@@ -47,7 +53,7 @@ def test_the_rings_of_a_phases_words_hold_nothing() -> None:
     ("capture cuda graph"); none of them explains graphs, so 录制图 is the note's."""
     sections = {doc["id"]: doc for doc in compiled_knowledge()["langs"]["zh"]}
     assert "录制图" in sections["gen-sglang-memory"]["fields"]["glossary"]
-    assert "录制图" not in _held_terms(sections["gen-sglang-memory"])
+    assert "录制图" not in held_terms(sections["gen-sglang-memory"])
     assert _own_terms("zh")["录制图"] == "x-cuda-graph"
     query = "推理服务一起来就在录制图那一步爆显存"
     assert _sections(query, k=1, own_terms=False) != ["x-cuda-graph"]

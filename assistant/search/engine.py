@@ -291,15 +291,12 @@ def _quoted_only_by(patterns: tuple[Any, ...], language: str) -> set[str]:
     return found
 
 
-NAMING_FIELDS = ("title", "keys", "concepts")  # what names a section (_naming_config)
-
-
 def _owning_notes(weights: dict[str, float], language: str) -> set[str]:
     """The notes that hold a term of the query which no other section holds.
 
     A term of the domain's vocabulary (a config key, a glossary ring's term, an
     identifier) that only one note's title, keys or concept words name, and that no
-    other section of either language holds (_held_terms), names that note as a quoted
+    other section of either language holds (owners.held_terms), names that note as a quoted
     message does (see _quoted_only_by): "private pools" and 录制图 are the CUDA graph
     note's, "logits" and "词表" the oversized-request note's, max_split_size_mb the
     fragmentation note's. The guide's best section took them on the words every
@@ -308,51 +305,8 @@ def _owning_notes(weights: dict[str, float], language: str) -> set[str]:
     the footprint" to the oversized-request note, "need" (of "memory needs") a question
     of CPU RAM to the optimizer one.
     """
-    owners = _own_terms(language)
+    owners: dict[str, str] = compiled_knowledge()["own_terms"][language]
     return {owners[term] for term in weights if term in owners}
-
-
-@cache
-def _own_terms(language: str) -> dict[str, str]:
-    """Term -> the one note of ``language`` that names it and that alone holds it."""
-    holders: dict[str, set[str]] = {}
-    langs = compiled_knowledge()["langs"]
-    for docs in langs.values():
-        for doc in docs:
-            for term in _held_terms(doc):
-                holders.setdefault(term, set()).add(doc["id"])
-    owners: dict[str, str] = {}
-    for doc in langs[language]:
-        if not is_extra(doc["id"]):
-            continue
-        fields = doc["fields"]
-        vocabulary = set(fields["keys"]) | set(fields["glossary"]) | set(fields["concept_glossary"])
-        for name in NAMING_FIELDS:
-            for term in fields[name]:
-                domain = term in vocabulary or _is_identifier(term)
-                if domain and holders.get(term) == {doc["id"]}:
-                    owners[term] = doc["id"]
-    return owners
-
-
-def _is_identifier(term: str) -> bool:
-    """A setting's or a variable's name (max_split_size_mb, vllm.max_model_len)."""
-    return "_" in term or "." in term.strip(".")
-
-
-def _held_terms(doc: dict[str, Any]) -> set[str]:
-    """The terms a section holds for _own_terms: every field but the phase's words and
-    the glossary rings only they bring (every generation section has the CUDA graph
-    ring through "capture cuda graph", none of them explains graphs); a note's glossary
-    rings not either (the vLLM note names enforce_eager, so the graph ring: it does not
-    answer 录制图, and between notes their scores decide)."""
-    generic = set(doc["phase_glossary"])
-    held: set[str] = set()
-    for name, terms in doc["fields"].items():
-        if name == "phase" or (name == "glossary" and is_extra(doc["id"])):
-            continue
-        held.update(term for term in terms if name != "glossary" or term not in generic)
-    return held
 
 
 @cache

@@ -282,10 +282,13 @@ def compiled_knowledge() -> dict[str, Any]:
     if _is_compiled(cached):
         return cached
     from assistant.search.glossary import compile_phase_patterns
+    from assistant.search.owners import own_terms
 
+    langs = {lang: compile_language(lang) for lang in LANGS}
     compiled = {
-        "langs": {lang: compile_language(lang) for lang in LANGS},
+        "langs": langs,
         "phases": compile_phase_patterns(),
+        "own_terms": own_terms(langs),
     }
     index_cache.write_json(CACHE_NAME, compiled)
     return compiled
@@ -295,6 +298,8 @@ def _is_compiled(cached: Any) -> TypeGuard[dict[str, Any]]:
     return (
         isinstance(cached, dict)
         and isinstance(cached.get("phases"), dict)
+        and isinstance(cached.get("own_terms"), dict)
+        and all(isinstance(cached["own_terms"].get(lang), dict) for lang in LANGS)
         and isinstance(cached.get("langs"), dict)
         and all(isinstance(cached["langs"].get(lang), list) for lang in LANGS)
     )
