@@ -163,3 +163,13 @@ def test_a_quoted_note_of_any_phase_takes_the_named_phases_boost(query: str) -> 
     generation, whose sections the boost took ahead of it."""
     assert _sections(query, k=1, any_phase_quoted=False) == ["gen-sglang-memory"]
     assert _sections(query, k=1) == ["x-foreign-process"]
+
+
+# --- colocation is the other-process note's case by design ------------------------------
+
+
+def test_a_trainer_and_server_sharing_cards_is_the_other_process_note() -> None:
+    """共卡 / 同一批卡 / colocate are one ring; the note's "colocation by design" holds it."""
+    query = "训练和推理共卡部署，两边显存打架"
+    assert "共卡" in query_terms(query)
+    assert _sections(query, k=1) == ["x-foreign-process"]
