@@ -62,7 +62,8 @@ def search(
     areal-doctor's own ``x-`` notes join the results when they match, ahead of a guide
     section only when they score clearly higher (``config.note_lead``), or higher and
     the query names them rather than the section (``config.named_product``; a pasted
-    message that only the note quotes names it too, ``config.quoted_naming``); one about
+    message that only the note quotes names it too, ``config.quoted_naming``, and so does
+    a term that the note alone holds, ``config.own_terms``); one about
     as good as the best section comes second (``config.note_second``; see _rank).
     ``include_extra`` ranks guide and notes in one index instead, all on equal terms
     (recall@1 on the guide's evaluation queries fell from 0.96 to 0.83 that way).
@@ -185,13 +186,16 @@ def _rank(
             notes = _notes_on_guide_scale(prepared, language, config, guide)
             naming = _naming_ratios(prepared, language, config, guide)
             quoted = _quoted_only_by(prepared.pasted, language)
+            if config.own_terms:
+                quoted |= _owning_notes(prepared.weights, language)
             for score, doc, index in notes:
-                if config.any_phase_notes and _any_phase_named(prepared, doc, naming):
-                    score *= 1.0 + config.phase_boost
-                lead = config.note_lead
                 named = naming.get(doc["id"], 0.0)
                 if doc["id"] in quoted:
                     named = max(named, config.quoted_naming)
+                boosting = named if config.any_phase_quoted else naming.get(doc["id"], 0.0)
+                if config.any_phase_notes and _any_phase_named(prepared, doc, boosting):
+                    score *= 1.0 + config.phase_boost
+                lead = config.note_lead
                 if guide and _is_named(score / guide[0][0], named, config):
                     lead = config.named_lead
                 ranked.append((score / lead, order, doc, index))
@@ -285,6 +289,24 @@ def _quoted_only_by(patterns: tuple[Any, ...], language: str) -> set[str]:
         if len(quoting) == 1 and is_extra(quoting[0]):
             found.add(quoting[0])
     return found
+
+
+def _owning_notes(weights: dict[str, float], language: str) -> set[str]:
+    """The notes that hold a term of the query which no other section holds.
+
+    A term of the domain's vocabulary (a config key, a glossary ring's term, an
+    identifier) that only one note's title, keys or concept words name, and that no
+    other section of either language holds (owners.held_terms), names that note as a quoted
+    message does (see _quoted_only_by): "private pools" and 录制图 are the CUDA graph
+    note's, "logits" and "词表" the oversized-request note's, max_split_size_mb the
+    fragmentation note's. The guide's best section took them on the words every
+    question shares ("显存", "allocate", "set"). Plain words a note alone happens to use
+    do not count: "shape" (of "wrong shape or padding bug") took "what settings shape
+    the footprint" to the oversized-request note, "need" (of "memory needs") a question
+    of CPU RAM to the optimizer one.
+    """
+    owners: dict[str, str] = compiled_knowledge()["own_terms"][language]
+    return {owners[term] for term in weights if term in owners}
 
 
 @cache
@@ -383,11 +405,12 @@ def _joint_config(config: IndexConfig) -> IndexConfig:
 # (IndexConfig.any_phase_notes switches it off.)
 
 
-def _any_phase_named(prepared: _Prepared, doc: dict[str, Any], naming: dict[str, float]) -> bool:
+def _any_phase_named(prepared: _Prepared, doc: dict[str, Any], naming: float) -> bool:
     """Whether note ``doc`` of phase "any" gets the boost of a phase the query names: only
     when the query names the note at least as well as the guide's best section (naming,
-    see _naming_ratios), so a generic "训练时显存不足" stays on the training sections."""
-    return bool(prepared.phases) and doc["phase"] == "any" and naming.get(doc["id"], 0.0) >= 1.0
+    see _naming_ratios; a message or a term the note alone holds names it too), so a
+    generic "训练时显存不足" stays on the training sections."""
+    return bool(prepared.phases) and doc["phase"] == "any" and naming >= 1.0
 
 
 def _boosted(

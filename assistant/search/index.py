@@ -105,8 +105,10 @@ class IndexConfig:
     # about as good) is still offered on a line of its own rather than in the list.
     note_second: float = 0.85
     # a note of phase "any" takes the boost of a phase the query names, when the query
-    # names the note (engine._any_phase_named)
+    # names the note (engine._any_phase_named); with any_phase_quoted a message or a
+    # term the note alone holds names it for this too
     any_phase_notes: bool = True
+    any_phase_quoted: bool = True
     # the pieces of a set-aside compound (微 and 批 of 微批) are set aside with it
     # (engine._without_aside_pieces)
     aside_pieces: bool = True
@@ -121,6 +123,9 @@ class IndexConfig:
     # much better than the guide's best section (engine._quoted_only_by, _is_named)
     quoted_notes: bool = True
     quoted_naming: float = 3.0
+    # a term of the query that one note's title, keys or concept words name and no other
+    # section holds names that note like a message it alone quotes (engine._owning_notes)
+    own_terms: bool = True
     only_extra: bool = False  # the notes' own index
     # engine.see_also offers the best note beside the results, when it is not among them,
     # if it scores at least this share of the best guide section (on the merged scale,
@@ -277,10 +282,13 @@ def compiled_knowledge() -> dict[str, Any]:
     if _is_compiled(cached):
         return cached
     from assistant.search.glossary import compile_phase_patterns
+    from assistant.search.owners import own_terms
 
+    langs = {lang: compile_language(lang) for lang in LANGS}
     compiled = {
-        "langs": {lang: compile_language(lang) for lang in LANGS},
+        "langs": langs,
         "phases": compile_phase_patterns(),
+        "own_terms": own_terms(langs),
     }
     index_cache.write_json(CACHE_NAME, compiled)
     return compiled
@@ -290,6 +298,8 @@ def _is_compiled(cached: Any) -> TypeGuard[dict[str, Any]]:
     return (
         isinstance(cached, dict)
         and isinstance(cached.get("phases"), dict)
+        and isinstance(cached.get("own_terms"), dict)
+        and all(isinstance(cached["own_terms"].get(lang), dict) for lang in LANGS)
         and isinstance(cached.get("langs"), dict)
         and all(isinstance(cached["langs"].get(lang), list) for lang in LANGS)
     )
@@ -332,6 +342,7 @@ def compile_section(section: Any, entries: list[Any], concepts: str = "") -> dic
     phase = phase_words(section.phase)
     full_text = "\n".join([section.title, ancestors, keys, body, phase])
     glossary = expansion_terms(full_text, entries)
+    own_text = set(expansion_terms("\n".join([section.title, ancestors, keys, body]), entries))
     return {
         "id": section.id,
         "lang": section.lang,
@@ -340,6 +351,8 @@ def compile_section(section: Any, entries: list[Any], concepts: str = "") -> dic
         "keys": section.keys,
         "phase": section.phase,
         "sentences": sentences,
+        # the glossary terms only the phase's words bring (every section of the phase has them)
+        "phase_glossary": [term for term in glossary if term not in own_text],
         "fields": {
             "title": tokenize(section.title),
             "heading": tokenize(ancestors),
