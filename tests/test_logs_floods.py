@@ -89,3 +89,27 @@ def test_lines_past_the_cap_are_said_not_to_be_read(tmp_path: Path, monkeypatch,
     assert data["oom"] is True and data["lines_unread"] > 0
     text = run_cli("diagnose", str(log), "--non-interactive").stdout
     assert f"{data['lines_unread']} lines holding the words of a rule were not read" in text
+
+
+def test_a_crash_after_many_caught_failures_of_its_shape_is_read(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Folding keeps the last line of each shape: a run that caught hundreds of OOMs
+    (each followed by its retry line) and then died of one more is still a memory
+    failure, at the last one; had it recovered from that one too, it would not be."""
+    monkeypatch.setattr(scan, "FOLD_AFTER", 40)
+    monkeypatch.setattr(scan, "FOLD_KEEP", 10)
+    caught = "".join(
+        f"step {1000 + n}: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+        f"2.00 GiB\nstep {1000 + n}: retrying with a smaller micro batch\n"
+        for n in range(300)
+    )
+    quiet = "".join(f"step {1300 + n}: loss 0.31\n" for n in range(30))  # no retry near it
+    fatal = "step 1330: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    died = tmp_path / "died.log"
+    died.write_text(caught + quiet + fatal, encoding="utf-8")
+    report = read_and_classify([str(died)])
+    assert report.oom and report.evidence[0].line == 631
+    survived = tmp_path / "survived.log"
+    survived.write_text(caught, encoding="utf-8")
+    assert read_and_classify([str(survived)]).oom is False

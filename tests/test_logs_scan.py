@@ -130,14 +130,30 @@ def test_past_the_cap_the_last_lines_are_kept(tmp_path: Path, monkeypatch) -> No
 def test_a_flood_of_one_line_shape_is_folded_and_counted(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(scan, "FOLD_AFTER", 4)
     monkeypatch.setattr(scan, "FOLD_KEEP", 3)
-    flood = b"".join(b"step %d: CUDA out of memory retries 0\n" % n for n in range(10, 30))
+    flood = b"".join(b"step %d: worker KILLED and restarted\n" % n for n in range(10, 30))
     data = b"fine\n" + flood + b"worker 7 KILLED\n"
     path = tmp_path / "flood.log"
     path.write_bytes(data)
     result = scan_range(str(path), 0, len(data), Prefilter(TRIGGERS, ("out of memory",)))
-    # 4 kept as they came, then 3 of the shape; the other 13 counted; the new shape kept
-    assert [c.line for c in result.candidates] == [2, 3, 4, 5, 6, 7, 8, 22]
-    assert result.folded == {b"step ##: CUDA out of memory retries #": 13}
+    # 4 kept as they came, then 3 of the shape, and its last; the other 12 counted
+    assert [c.line for c in result.candidates] == [2, 3, 4, 5, 6, 7, 8, 21, 22]
+    assert result.folded == {b"step ##: worker KILLED and restarted": 12}
+
+
+def test_the_last_line_of_a_folded_shape_is_kept(tmp_path: Path, monkeypatch) -> None:
+    """The crash that ends a log may repeat the message of failures caught before it:
+    the last line of every folded shape is read, with its own line number."""
+    monkeypatch.setattr(scan, "FOLD_AFTER", 4)
+    monkeypatch.setattr(scan, "FOLD_KEEP", 3)
+    flood = b"".join(b"step %d: CUDA out of memory, retrying\n" % n for n in range(10, 30))
+    data = flood + b"fine\n" * 3
+    path = tmp_path / "retries.log"
+    path.write_bytes(data)
+    result = scan_range(str(path), 0, len(data), Prefilter(TRIGGERS, ("out of memory",)))
+    assert [c.line for c in result.candidates] == [1, 2, 3, 4, 5, 6, 7, 20]
+    assert result.candidates[-1].data == b"step 29: CUDA out of memory, retrying"
+    assert result.folded == {b"step ##: CUDA out of memory, retrying": 12}
+    assert result.newlines == 23
 
 
 def test_lines_whose_numbers_decide_what_they_are_are_never_folded() -> None:

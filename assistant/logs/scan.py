@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -66,14 +67,23 @@ class RangeScan:
     _tail: deque[Candidate] = field(
         default_factory=lambda: deque(maxlen=TAIL_CANDIDATES), repr=False
     )
+    # the last folded line of each shape: (line, offset, data)
+    _last: dict[bytes, tuple[int, int, bytes]] = field(default_factory=dict, repr=False)
 
     def finish(self) -> None:
-        """Join the tail to the candidates, in line order; drop the scanning state."""
-        if self._tail:
+        """Join the tail and the last line of each folded shape to the candidates, in
+        line order; drop the scanning state."""
+        for shape, (line, offset, data) in self._last.items():
+            self.candidates.append(Candidate(line, offset, data))
+            self.folded[shape] -= 1
+            if not self.folded[shape]:
+                del self.folded[shape]
+        if self._tail or self._last:
             self.candidates.extend(self._tail)
             self.candidates.sort(key=lambda candidate: candidate.offset)
         self._tail = deque(maxlen=TAIL_CANDIDATES)
         self._shapes = {}
+        self._last = {}
 
 
 def line_shape(data: bytes) -> bytes | None:
@@ -95,6 +105,11 @@ class Prefilter:
         self.triggers = tuple(triggers)
         self._priority_source = tuple(priority)
         self._priority: re.Pattern[bytes] | None = None  # compiled when first needed
+        wanted = set(self._priority_source)
+        self._priority_ids = frozenset(i for i, t in enumerate(self.triggers) if t in wanted)
+        # the ends of the last scan's priority matches, in order (Hyperscan names the
+        # trigger of each match; None with re2, where is_priority decides line by line)
+        self.priority_ends: list[int] | None = None
         self._hs = _hyperscan_db(self.triggers)
         if self._hs is None:
             import re2
@@ -108,10 +123,35 @@ class Prefilter:
     def ends(self, buf: bytes) -> list[int]:
         if self._hs is not None:
             found: list[int] = []
-            self._hs.scan(buf, match_event_handler=lambda _i, _f, to, _fl, _c: found.append(to))
+            if not self._priority_ids:
+                self._hs.scan(buf, match_event_handler=lambda _i, _f, to, _fl, _c: found.append(to))
+                found.sort()
+                self.priority_ends = []
+                return found
+            priority: list[int] = []
+            ids = self._priority_ids
+
+            def seen(number: int, _from: int, to: int, _flags: int, _context: object) -> None:
+                found.append(to)
+                if number in ids:
+                    priority.append(to)
+
+            self._hs.scan(buf, match_event_handler=seen)
             found.sort()
+            priority.sort()
+            self.priority_ends = priority
             return found
+        self.priority_ends = None
         return [m.end() for m in self._re2.finditer(buf)]
+
+    def holds_priority(self, data: bytes, start: int, end: int) -> bool:
+        """Whether the line at [start, end) of the last scanned buffer (``data``) holds a
+        memory signature's trigger."""
+        ends = self.priority_ends
+        if ends is None:
+            return self.is_priority(data)
+        index = bisect_left(ends, start + 1)
+        return index < len(ends) and ends[index] <= end
 
     def is_priority(self, data: bytes) -> bool:
         """Whether ``data`` holds a memory signature's trigger. Asked only once a range
@@ -268,15 +308,27 @@ def _scan_block(buf: bytes, final: bool, st: _BlockState, pf: Prefilter, out: Ra
             continue  # unfinished line: it is carried over and scanned again
         st.covered_until = st.base + line_end
         data = buf[line_start:line_end]
-        if len(out.candidates) >= FOLD_AFTER and _folded(out, data):
-            continue  # counted, not kept: its line number is never needed
+        kept = len(out.candidates)
+        priority = False
+        fold: bytes | None = None
+        if kept >= FOLD_AFTER or kept >= MAX_CANDIDATES:
+            priority = pf.holds_priority(data, line_start, line_end)
+            if kept >= FOLD_AFTER:
+                fold = _fold_shape(out, data)
         if line_start >= cursor:
             lines_at_cursor += buf.count(b"\n", cursor, line_start)
             cursor = line_start
             line_no = lines_at_cursor
         else:
             line_no = lines_at_cursor - buf.count(b"\n", line_start, cursor)
-        _keep(out, pf, Candidate(line_no + 1, st.base + line_start, data))
+        if fold is not None:
+            # counted; the last line of each folded shape is kept (finish): the crash
+            # that ends a log may repeat the message of failures caught before it, and a
+            # recovery line the failure it follows
+            out.folded[fold] = out.folded.get(fold, 0) + 1
+            out._last[fold] = (line_no + 1, st.base + line_start, data)
+            continue
+        _keep(out, Candidate(line_no + 1, st.base + line_start, data), priority)
     if final:
         out.newlines = lines_at_cursor + buf.count(b"\n", cursor)
         return b""
@@ -291,23 +343,24 @@ def _scan_block(buf: bytes, final: bool, st: _BlockState, pf: Prefilter, out: Ra
     return buf[carry_start:]
 
 
-def _folded(out: RangeScan, data: bytes) -> bool:
-    """Whether ``data`` is a repeat of a line shape that has FOLD_KEEP candidates kept
-    already (then it is counted in ``out.folded``)."""
+def _fold_shape(out: RangeScan, data: bytes) -> bytes | None:
+    """The shape of ``data`` when it repeats a line shape that has FOLD_KEEP candidates
+    kept already (it is then folded), else None (and the shape's count goes up)."""
     shape = line_shape(data)
     if shape is None:
-        return False
+        return None
     seen = out._shapes.get(shape, 0)
     if seen >= FOLD_KEEP:
-        out.folded[shape] = out.folded.get(shape, 0) + 1
-        return True
+        return shape
     out._shapes[shape] = seen + 1
-    return False
+    return None
 
 
-def _keep(out: RangeScan, pf: Prefilter, candidate: Candidate) -> None:
+def _keep(out: RangeScan, candidate: Candidate, priority: bool) -> None:
+    """Keep ``candidate`` (``priority``: it holds a memory signature's trigger; only
+    looked at once the range has FOLD_AFTER or MAX_CANDIDATES candidates)."""
     kept = len(out.candidates)
-    if kept < MAX_CANDIDATES or (kept < 2 * MAX_CANDIDATES and pf.is_priority(candidate.data)):
+    if kept < MAX_CANDIDATES or (kept < 2 * MAX_CANDIDATES and priority):
         out.candidates.append(candidate)
         return
     if len(out._tail) == TAIL_CANDIDATES:
