@@ -33,7 +33,7 @@ TAIL_CANDIDATES = 2_000  # ... and the last ones of the range (a crash ends its 
 # take seconds to classify. Past FOLD_AFTER candidates in a range, a shape (the line
 # with its numbers masked) keeps FOLD_KEEP candidates and its later lines are counted
 # (RangeScan.folded): a log with fewer candidates is read exactly as before.
-FOLD_AFTER = 5_000
+FOLD_AFTER = 2_000
 FOLD_KEEP = 256
 # numbers that may decide what a line is (an exit code, a signal, a CUDA error number):
 # such lines are never folded. Searched once per line shape (digits masked as #: whether
