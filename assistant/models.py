@@ -283,6 +283,8 @@ class Decision:
     # index of the recommendation whose change flat_patch is (None: no patch); the fix
     # in view, or, with a config and a known phase, the first later one with a change
     patch_from: int | None = None
+    # answers given ahead that a step read as given, beside the questions' answers
+    answers_read: tuple[str, ...] = ()
 
     @property
     def patch(self) -> NestedPatch:

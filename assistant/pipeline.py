@@ -95,7 +95,7 @@ def conclude(
     out_lang = resolve_lang(lang, report)
     decision = decide(report, config, answers or {}, out_lang, use_defaults, focus)
     report = answered_report(report, decision)
-    told = (answers or {}).get("areal_memory")  # which AReaL memory behaviour, if said
+    told = (answers or {}).get(MEMORY_BEHAVIOUR)  # which AReaL memory behaviour, if said
     allocation = explain_allocation(
         report, config, model_config, out_lang, told[0] if told else None
     )
@@ -117,8 +117,8 @@ def conclude(
     )
 
 
-# Questions whose answer the memory arithmetic reads rather than the tree
-ALLOCATION_QUESTIONS = ("areal_memory",)
+# The question whose answer the allocation's arithmetic reads here, beside the tree
+MEMORY_BEHAVIOUR = "areal_memory"
 
 
 def unused_answers(
@@ -128,9 +128,9 @@ def unused_answers(
     ``killed_by_oom_killer=no`` for a log whose kernel line proves the OOM killer, a
     ``failing_stage`` when the frames show the phase. The output says so, so an answer
     never looks taken when it changed nothing."""
-    read = {question.id for question in decision.questions}
+    read = {question.id for question in decision.questions} | set(decision.answers_read)
     if allocation is not None:
-        read.update(ALLOCATION_QUESTIONS)
+        read.add(MEMORY_BEHAVIOUR)
     return tuple(
         (qid, raw)
         for qid, (raw, source) in answers.items()

@@ -199,3 +199,25 @@ def test_answers_the_decision_read_are_not_named(run_cli) -> None:
     assert data["unused_answers"] == []
     _code, data = _json(run_cli, str(KILLED), "--answer", "killed_by_oom_killer=no")
     assert data["unused_answers"] == []
+
+
+def test_answers_read_as_given_by_checks_and_arithmetic_are_not_named(run_cli, tmp_path) -> None:
+    """shared_fileroot feeds the config checks and areal_memory the memory arithmetic;
+    neither is a question of the decision, and both were named "not used" although read."""
+    log = tmp_path / "bare.log"
+    log.write_text(
+        "RuntimeError: CUDA error: out of memory\n"
+        '  File "/opt/AReaL/areal/engine/fsdp_engine.py", line 688, in train_batch\n'
+    )
+    _code, data = _json(
+        run_cli,
+        str(log),
+        "--config",
+        str(CONFIG),
+        "--answer",
+        "areal_memory=code-2026-05",
+        "--answer",
+        "shared_fileroot=yes",
+    )
+    assert data["allocation"] is None  # the arithmetic of a stated request did not run
+    assert data["unused_answers"] == []

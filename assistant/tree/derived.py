@@ -357,10 +357,9 @@ def model_params_b(ctx: Context) -> float | None:
     fact = ctx.report.facts.get("model_params_b")
     if isinstance(fact, int | float) and fact > 0:
         return fact
-    given = ctx.book.given.get("model_params_b")
+    given: float | None = ctx.book.given_answer("model_params_b")
     if given is not None:
-        value: float | None = given[0]
-        return value
+        return given
     return params_from_name(model_path(ctx.config)) if ctx.has_config else None
 
 

@@ -118,6 +118,7 @@ def _decide(
         recommendations=draft.recommendations,
         skipped=draft.skipped,
         warnings=baseline,
+        answers_read=tuple(sorted(book.read)),
     )
 
 
@@ -232,15 +233,12 @@ def _known_facts(ctx: Context) -> dict[str, Any]:
     """Facts for config checks that need no question (heads from a flag or the log),
     what the user answered (a check never overrides it), and the micro-batch floor
     the tree computes, so that warnings and fixes use the same floor."""
-    heads = ctx.book.given.get("attention_heads", (None,))[0] or ctx.report.facts.get(
-        "attention_heads"
-    )
+    heads = ctx.book.given_answer("attention_heads") or ctx.report.facts.get("attention_heads")
     known: dict[str, Any] = {"attention_heads": heads} if isinstance(heads, int) else {}
     known["log_phase"] = ctx.report.phase  # a config that runs no engine of the log's phase
-    if "shared_fileroot" in ctx.book.given:
-        known["shared_fileroot"] = ctx.book.given["shared_fileroot"][0]
-    if "areal_memory" in ctx.book.given:  # which AReaL memory behaviour the estimate assumes
-        known["areal_memory"] = ctx.book.given["areal_memory"][0]
+    for qid in ("shared_fileroot", "areal_memory"):  # areal_memory: what the estimate assumes
+        if qid in ctx.book.given:
+            known[qid] = ctx.book.given_answer(qid)
     total = ctx.report.metrics.get("total_capacity_bytes")
     if isinstance(total, int | float) and total > 0:  # the estimate on the log's GPU
         known["gpu_bytes"] = int(total)

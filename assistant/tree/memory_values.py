@@ -62,7 +62,7 @@ def memory_micro_batch(ctx: Context, step: Step, so_far: Mapping[str, Any]) -> S
     from assistant.memory.fit import micro_batch_fit
 
     floor, _ = micro_batch_floor_value(ctx)
-    answer = ctx.book.given.get("areal_memory", (None,))[0]
+    answer = ctx.book.given_answer("areal_memory")
     found = micro_batch_fit(ctx.config, model, dict(ctx.report.metrics), floor, answer)
     if found.get("floor_does_not_fit"):
         found["floor_blocked"] = True
@@ -126,7 +126,7 @@ def _fit_gpu(ctx: Context) -> int:
 def _actor_estimate(ctx: Context, model: Any, patch: Mapping[str, Any], gpu: int) -> Any:
     from assistant.memory.estimate import Notes, training_engine
 
-    answer = ctx.book.given.get("areal_memory", (None,))[0]
+    answer = ctx.book.given_answer("areal_memory")
     patched = ctx.config.with_patch(dict(patch)) if patch else ctx.config
     return training_engine(patched, model, "actor", gpu, Notes(ctx.lang), answer)
 
@@ -157,7 +157,7 @@ def memory_fit_check(ctx: Context, step: Step, so_far: Mapping[str, Any]) -> Ste
         "fit_total_gib": _gib(alone["total_bytes"]),
         "fit_term": str(alone["largest_term"]).removesuffix("_bytes"),
     }
-    answer = ctx.book.given.get("areal_memory", (None,))[0]
+    answer = ctx.book.given_answer("areal_memory")
     held = arithmetic_versus_log(ctx.config, model, dict(ctx.report.metrics), answer)
     if held is not None and not held["explains"] and ctx.report.phase == "training":
         found |= {

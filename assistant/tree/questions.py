@@ -186,6 +186,15 @@ class QuestionBook:
             for qid, (raw, src) in answers.items()
         }
         self._resolved: dict[str, Question] = {}
+        # answers given ahead that a step read as they were given (given_answer), not as
+        # questions of the decision: config checks, the memory arithmetic, the model size
+        self.read: set[str] = set()
+
+    def given_answer(self, qid: str) -> Any:
+        """The answer given ahead for ``qid`` (None when none), recorded as read."""
+        self.read.add(qid)
+        found = self.given.get(qid)
+        return found[0] if found is not None else None
 
     def question(self, qid: str) -> Question:
         """The question with its answer and where the answer came from (resolved once)."""
