@@ -51,7 +51,7 @@ class Collected:
 
 
 # A candidate whose shape (its text with the numbers masked, scan.line_shape) came this
-# many times in a row with no rule matching is a status line that holds a trigger word
+# many times with no rule matching any of its lines is a status line holding a trigger word
 # ("memory allocated (GB): 61.2 ... num_ooms: 0" on every step): its later lines are not
 # classified again. A shape that a rule matched once is always read.
 PLAIN_RUNS = 32
@@ -68,17 +68,20 @@ def collect(
         if index < MAX_SOURCES:
             fact_hits += head_facts(sources[index].path, index, matcher)
         shown: dict[bytes, Hit | None] = {}  # a folded shape's verdict, from its first line
-        plain: dict[bytes, int] = {}  # line shape -> lines in a row no rule matched
+        plain: dict[bytes, int] = {}  # line shape -> its lines no rule matched
+        matched: set[bytes] = set()  # shapes a rule matched a line of: always read
         for cand in scan.candidates:
             shape = line_shape(cand.data)
-            if shape is not None and plain.get(shape, 0) >= PLAIN_RUNS:
+            if shape is not None and shape not in matched and plain.get(shape, 0) >= PLAIN_RUNS:
                 continue  # a status line printed again with other numbers
             raw = cand.data.decode("utf-8", errors="replace")
             clean = clean_line(raw)
             hit = matcher.classify(clean, index, cand.line, cand.offset)
             if shape is not None:
-                # one line of the shape that a rule matched: every later one is read
-                plain[shape] = plain.get(shape, 0) + 1 if hit is None else -(10**9)
+                if hit is None:
+                    plain[shape] = plain.get(shape, 0) + 1
+                else:
+                    matched.add(shape)
                 if shape in scan.folded and shape not in shown:
                     shown[shape] = hit
             if hit is not None:

@@ -107,9 +107,6 @@ class Prefilter:
         self._priority: re.Pattern[bytes] | None = None  # compiled when first needed
         wanted = set(self._priority_source)
         self._priority_ids = frozenset(i for i, t in enumerate(self.triggers) if t in wanted)
-        # the ends of the last scan's priority matches, in order (Hyperscan names the
-        # trigger of each match; None with re2, where is_priority decides line by line)
-        self.priority_ends: list[int] | None = None
         self._hs = _hyperscan_db(self.triggers)
         if self._hs is None:
             import re2
@@ -121,37 +118,37 @@ class Prefilter:
         return "hyperscan" if self._hs is not None else "re2"
 
     def ends(self, buf: bytes) -> list[int]:
-        if self._hs is not None:
-            found: list[int] = []
-            if not self._priority_ids:
-                self._hs.scan(buf, match_event_handler=lambda _i, _f, to, _fl, _c: found.append(to))
-                found.sort()
-                self.priority_ends = []
-                return found
-            priority: list[int] = []
-            ids = self._priority_ids
+        return self.matches(buf)[0]
 
-            def seen(number: int, _from: int, to: int, _flags: int, _context: object) -> None:
-                found.append(to)
-                if number in ids:
-                    priority.append(to)
+    def matches(self, buf: bytes) -> tuple[list[int], list[int] | None]:
+        """The end offsets of every match, in order, and those of the priority triggers'
+        (Hyperscan names each match's trigger; None with re2, where ``is_priority``
+        decides line by line)."""
+        if self._hs is None:
+            return [m.end() for m in self._re2.finditer(buf)], None
+        found: list[int] = []
+        priority: list[int] = []
+        ids = self._priority_ids
 
-            self._hs.scan(buf, match_event_handler=seen)
-            found.sort()
-            priority.sort()
-            self.priority_ends = priority
-            return found
-        self.priority_ends = None
-        return [m.end() for m in self._re2.finditer(buf)]
+        def seen(number: int, _from: int, to: int, _flags: int, _context: object) -> None:
+            found.append(to)
+            if number in ids:
+                priority.append(to)
 
-    def holds_priority(self, data: bytes, start: int, end: int) -> bool:
-        """Whether the line at [start, end) of the last scanned buffer (``data``) holds a
-        memory signature's trigger."""
-        ends = self.priority_ends
-        if ends is None:
+        self._hs.scan(buf, match_event_handler=seen)
+        found.sort()
+        priority.sort()
+        return found, priority
+
+    def holds_priority(
+        self, priority_ends: list[int] | None, data: bytes, start: int, end: int
+    ) -> bool:
+        """Whether the line ``data``, at [start, end) of a buffer whose priority matches
+        end at ``priority_ends`` (``matches``), holds a memory signature's trigger."""
+        if priority_ends is None:
             return self.is_priority(data)
-        index = bisect_left(ends, start + 1)
-        return index < len(ends) and ends[index] <= end
+        index = bisect_left(priority_ends, start + 1)
+        return index < len(priority_ends) and priority_ends[index] <= end
 
     def is_priority(self, data: bytes) -> bool:
         """Whether ``data`` holds a memory signature's trigger. Asked only once a range
@@ -292,7 +289,8 @@ def _scan_block(buf: bytes, final: bool, st: _BlockState, pf: Prefilter, out: Ra
     """Collect candidates in ``buf``; return the unfinished tail to carry over."""
     cursor, lines_at_cursor = 0, st.lines_at_base
     limit = len(buf)
-    for end in pf.ends(buf) if buf else ():
+    ends, priority_ends = pf.matches(buf) if buf else ([], [])
+    for end in ends:
         if st.base + end <= st.covered_until:
             continue
         lo = max(0, end - HALF_SLICE)
@@ -309,12 +307,7 @@ def _scan_block(buf: bytes, final: bool, st: _BlockState, pf: Prefilter, out: Ra
         st.covered_until = st.base + line_end
         data = buf[line_start:line_end]
         kept = len(out.candidates)
-        priority = False
-        fold: bytes | None = None
-        if kept >= FOLD_AFTER or kept >= MAX_CANDIDATES:
-            priority = pf.holds_priority(data, line_start, line_end)
-            if kept >= FOLD_AFTER:
-                fold = _fold_shape(out, data)
+        fold = _fold_shape(out, data) if kept >= FOLD_AFTER else None
         if line_start >= cursor:
             lines_at_cursor += buf.count(b"\n", cursor, line_start)
             cursor = line_start
@@ -328,6 +321,10 @@ def _scan_block(buf: bytes, final: bool, st: _BlockState, pf: Prefilter, out: Ra
             out.folded[fold] = out.folded.get(fold, 0) + 1
             out._last[fold] = (line_no + 1, st.base + line_start, data)
             continue
+        # past the cap only a memory signature's line joins the candidates (else the tail)
+        priority = kept >= MAX_CANDIDATES and pf.holds_priority(
+            priority_ends, data, line_start, line_end
+        )
         _keep(out, Candidate(line_no + 1, st.base + line_start, data), priority)
     if final:
         out.newlines = lines_at_cursor + buf.count(b"\n", cursor)
@@ -358,7 +355,7 @@ def _fold_shape(out: RangeScan, data: bytes) -> bytes | None:
 
 def _keep(out: RangeScan, candidate: Candidate, priority: bool) -> None:
     """Keep ``candidate`` (``priority``: it holds a memory signature's trigger; only
-    looked at once the range has FOLD_AFTER or MAX_CANDIDATES candidates)."""
+    looked at once the range has MAX_CANDIDATES candidates)."""
     kept = len(out.candidates)
     if kept < MAX_CANDIDATES or (kept < 2 * MAX_CANDIDATES and priority):
         out.candidates.append(candidate)
