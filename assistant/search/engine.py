@@ -506,14 +506,8 @@ def _without_aside_pieces(terms: list[str], aside: set[str]) -> list[str]:
     to take "微批已经压到最小还是爆" to core-parameters, whose text has both. Only as
     many as the set-aside terms hold: a 批 elsewhere in the query stays.
     """
-    pieces: list[str] = []
-    for term in sorted(aside):
-        pieces += [piece for piece in query_terms(term) if piece != term]
-    kept = list(terms)
-    for piece in pieces:
-        if piece in kept:
-            kept.remove(piece)
-    return kept
+    pieces = [piece for term in sorted(aside) for piece in query_terms(term) if piece != term]
+    return _less(terms, pieces)
 
 
 def _phases(query: str, aside: set[str], langs: tuple[str, ...], config: IndexConfig) -> set[str]:
@@ -537,11 +531,15 @@ def _without_cue_words(terms: list[str], query: str) -> list[str]:
     (its concept words: the smallest valid value), the one the question sets aside."""
     from assistant.search.cues import set_aside_cues
 
+    return _less(terms, [term for words in set_aside_cues(query) for term in query_terms(words)])
+
+
+def _less(terms: list[str], removed: list[str]) -> list[str]:
+    """``terms`` with one occurrence of each of ``removed`` taken out (those it holds)."""
     kept = list(terms)
-    for words in set_aside_cues(query):
-        for term in query_terms(words):
-            if term in kept:
-                kept.remove(term)
+    for term in removed:
+        if term in kept:
+            kept.remove(term)
     return kept
 
 
