@@ -11,6 +11,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from assistant.logs.gates import Gate, closed
 from assistant.logs.lines import MAX_LINE_CHARS, CleanLine, clean_line
 from assistant.logs.scan import Prefilter
 
@@ -86,7 +87,7 @@ def marked_before(
     offset: int,
     line_number: int,
     prefilter: Prefilter,
-    needs: tuple[str, ...] | None = None,
+    needs: Gate | None = None,
 ) -> Marked:
     """The lines of the window above the line at ``offset`` that hold one of
     ``prefilter``'s triggers, cleaned, with their byte offsets: what a rule tried only near
@@ -111,14 +112,13 @@ def marked_before(
     starts = [0]
     for piece in pieces[:-1]:
         starts.append(starts[-1] + len(piece) + 1)
-    needed = tuple(literal.encode() for literal in needs) if needs else ()
     found: dict[int, tuple[int, WindowLine]] = {}
     passed: set[int] = set()
     for end in prefilter.ends(block):
         index = bisect_right(starts, max(0, end - 1)) - 1
         if index in found or index in passed:
             continue
-        if needed and _lacks(pieces[index], needed):
+        if needs and _lacks(pieces[index], needs):
             passed.add(index)
             continue
         line = WindowLine(first + index, _clean(pieces[index]))
@@ -126,13 +126,12 @@ def marked_before(
     return Marked(tuple(found[i] for i in sorted(found)), first)
 
 
-def _lacks(raw: bytes, needed: tuple[bytes, ...]) -> bool:
-    """A plain ASCII line (no escape codes, no other characters: lower-casing bytes is
-    exact there) that holds none of ``needed``."""
+def _lacks(raw: bytes, needs: Gate) -> bool:
+    """A line whose cleaning cannot bring in a literal it lacks (ASCII, no escape codes,
+    no HTML entities) and that holds none of ``needs`` (gates.closed)."""
     if not raw.isascii() or b"\x1b" in raw or b"&" in raw:
         return False
-    lowered = raw.lower()
-    return not any(literal in lowered for literal in needed)
+    return closed(needs, raw.decode("ascii"))
 
 
 def time_before(path: str, offset: int, stream: str) -> tuple[float, ...] | None:
