@@ -19,6 +19,8 @@ Generates (once; reused when present) in FOLDER (default benchmarks/data/), per 
           NCCL watchdog timeouts and SIGTERM later
   old/    the earlier generator's own noise lines (step / ppo_update / Memory-Usage /
           Decode batch); one rank (--ranks // 3) OOMs first
+          status.log: 20 MB of its SGLang server and AReaL trainer lines, timed through
+          the whole CLI (`diagnose --format json`, warm cache) as well
   big.log  about --size-mb MB, an OOM near its end
   ranks/   --ranks rank logs of --rank-mb MB each
 Then times `grep -c -E PATTERN` (and `grep -r -c` for the folder) against
@@ -206,6 +208,20 @@ def pool_lines() -> list[str]:
     return lines
 
 
+STATUS_MB = 20
+
+
+def status_lines() -> list[str]:
+    """The pool's SGLang server and AReaL trainer lines: what the whole CLI reads most."""
+    names = ("sglang_server.log", "areal_trainer.log")
+    return [
+        line
+        for name in names
+        for line in (POOL / name).read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+
+
 def write_noise(path: Path, size: int, lines: list[str], seed: int, tail: str) -> None:
     """About ``size`` bytes of lines drawn from ``lines``, then ``tail``."""
     rng = random.Random(seed)
@@ -296,6 +312,18 @@ def generate_pool(
             3,
             _cuda_oom_after_begin(0, "03:55:02.400"),
         )
+    status = folder / "status.log"
+    if _missing(status, STATUS_MB * 1_000_000):
+        print(
+            f"writing {status} ({STATUS_MB} MB of SGLang/AReaL status lines) ...", file=sys.stderr
+        )
+        write_noise(
+            status,
+            STATUS_MB * 1_000_000,
+            status_lines(),
+            4,
+            _cuda_oom_after_begin(0, "03:55:02.400"),
+        )
     alone = folder / "failure-alone.log"
     if not alone.exists():  # the fixed cost: start-up, rules, the failure's window
         alone.write_text(_cuda_oom_after_begin(0, "03:55:02.400"), encoding="utf-8")
@@ -314,6 +342,31 @@ def generate_pool(
             tail = _late_cascade(rank)
         write_noise(path, rank_mb * 1_000_000, lines, rank + 100, tail)
     return big, prefill, retract, rank_dir, f"rank{first:03d}.log", alone
+
+
+def measure_cli(name: str, path: Path, repeat: int, source_only: bool) -> dict[str, Any]:
+    """The whole ``diagnose`` (read, tree, docs, render to JSON) of ``path`` with a warm
+    cache, against ``grep -c``: what a user waits for, start-up included."""
+    env = dict(os.environ)
+    if not source_only:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    grep_cmd = ["grep", "-c", "-E", GREP_PATTERN, str(path)]
+    best_of(1, grep_cmd)
+    grep_s, _ = best_of(repeat, grep_cmd)
+    command = [sys.executable, "-m", "assistant", "diagnose", str(path), "--non-interactive"]
+    command += ["--format", "json"]
+    best_run(1, command, env)  # the cache warm, as after a first use
+    ours_s, times, out = best_run(repeat, command, env)
+    try:
+        found = json.loads(out)
+        result: dict[str, Any] = {"oom": found.get("oom"), "phase": found.get("phase")}
+    except json.JSONDecodeError:
+        result = {"error": out.strip().splitlines()[-1:] or "no output"}
+    result.update(name=name, grep_s=round(grep_s, 3), ours_s=round(ours_s, 3))
+    result["runs_s"] = [round(t, 2) for t in times]
+    result["ratio"] = round(ours_s / grep_s, 2) if grep_s else None
+    result["goal_time"] = bool(result["ratio"] is not None and result["ratio"] <= GOAL_RATIO)
+    return result
 
 
 def _retraction_flood(lines: list[str]) -> list[str]:
@@ -414,6 +467,7 @@ def main(argv: list[str] | None = None) -> int:
         big, prefill, retract, ranks, root, alone = generate_pool(
             args.folder / "pool", args.size_mb, args.prefill_mb, args.ranks, args.rank_mb
         )
+        status = args.folder / "pool" / "status.log"
         cases += [
             ("fixed cost: the failure alone", alone, None, False),
             ("pool: single file", big, None, False),
@@ -442,6 +496,17 @@ def main(argv: list[str] | None = None) -> int:
             # what the noise itself costs against grep, the fixed cost set aside
             item["marginal_ratio"] = round((item["ours_s"] - fixed_s) / item["grep_s"], 2)
         print(json.dumps(item, ensure_ascii=False), flush=True)
+    if "pool" in noises:
+        fixed_cli: float | None = None
+        for name, path in (
+            ("cli: diagnose the failure alone", args.folder / "pool" / "failure-alone.log"),
+            (f"cli: diagnose {STATUS_MB} MB of SGLang/AReaL status lines", status),
+        ):
+            item = measure_cli(name, path, args.repeat, args.source_only)
+            if path == status and fixed_cli is not None and item["grep_s"]:
+                item["marginal_ratio"] = round((item["ours_s"] - fixed_cli) / item["grep_s"], 2)
+            fixed_cli = item["ours_s"] if path != status else fixed_cli
+            print(json.dumps(item, ensure_ascii=False), flush=True)
     return 0
 
 
